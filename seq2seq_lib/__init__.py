@@ -1,0 +1,18 @@
+"""seq2seq_lib — the library of the course *Modern RNNs & Seq2Seq*.
+
+Modules map to chapters and are readable top to bottom; a chapter imports only what
+it or an earlier chapter introduced:
+
+============================  ==============================================
+module                        introduced in
+============================  ==============================================
+``seq2seq_lib.device``        every chapter: the GPU toggle, budget profile, seeding
+``seq2seq_lib.cache``         train-or-load cache for expensive models
+``seq2seq_lib.exercises``     automatic checkers for the exercises
+``seq2seq_lib.bptt``          chapter 1: a vanilla RNN and hand-written BPTT
+============================  ==============================================
+
+Importing the package imports nothing heavy; import the module you need.
+"""
+
+__version__ = "0.1.0"

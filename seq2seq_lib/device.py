@@ -1,0 +1,126 @@
+"""The GPU toggle, the budget profile and seeding — the first cell of every chapter.
+
+Every notebook starts with::
+
+    DEVICE = "auto"    # "auto" (CUDA when present), "cpu" or "cuda"
+    PROFILE = "quick"  # "quick": minutes on 2 CPU cores; "full": long training for a GPU
+    run = setup(DEVICE, PROFILE)
+
+``setup`` returns a :class:`Run` whose ``device`` every tensor and model uses and whose
+:meth:`Run.pick` chooses a budget (epochs, corpus size, ...) for the profile.
+
+The environment variables ``SEQ2SEQ_DEVICE`` and ``SEQ2SEQ_PROFILE``, when set, win over
+the values written in the notebook, so one switch re-runs the whole book in another
+setting without editing notebooks (``SEQ2SEQ_PROFILE=full jupyter nbconvert ...``).
+The stored outputs of the book are made with ``cpu`` and ``quick``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+import numpy as np
+import torch
+
+DeviceName = Literal["auto", "cpu", "cuda"]
+ProfileName = Literal["quick", "full"]
+
+DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
+PROFILES: tuple[str, ...] = ("quick", "full")
+ENV_DEVICE = "SEQ2SEQ_DEVICE"
+ENV_PROFILE = "SEQ2SEQ_PROFILE"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Run:
+    """What :func:`setup` decided: the device, the budget profile and the seed."""
+
+    device: torch.device
+    profile: str
+    seed: int
+
+    @property
+    def quick(self) -> bool:
+        """True under the ``quick`` profile (CI and the stored outputs)."""
+        return self.profile == "quick"
+
+    def pick(self, quick: T, full: T) -> T:
+        """Return ``quick`` or ``full`` according to the profile.
+
+        >>> Run(torch.device("cpu"), "quick", 0).pick(quick=2, full=40)
+        2
+        """
+        return quick if self.profile == "quick" else full
+
+    def __str__(self) -> str:
+        return f"device={self.device.type} | profile={self.profile} | seed={self.seed}"
+
+
+def resolve_device(name: str) -> torch.device:
+    """Turn ``"auto"``, ``"cpu"`` or ``"cuda"`` into a :class:`torch.device`.
+
+    ``"auto"`` is CUDA when ``torch.cuda.is_available()`` and the CPU otherwise.
+    Asking for ``"cuda"`` on a machine without CUDA raises :class:`RuntimeError`
+    instead of failing later inside a kernel.
+    """
+    name = name.strip().lower()
+    if name not in DEVICES:
+        raise ValueError(f"device must be one of {DEVICES}, got {name!r}")
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(
+            "device 'cuda' was asked for, but PyTorch sees no CUDA GPU on this machine "
+            f"(torch {torch.__version__}, torch.cuda.is_available() is False). "
+            "Use DEVICE = 'auto' or 'cpu', or on Colab choose Runtime > Change runtime type > GPU."
+        )
+    return torch.device(name)
+
+
+def resolve_profile(name: str) -> str:
+    """Check a profile name (``"quick"`` or ``"full"``) and return it in lower case."""
+    name = name.strip().lower()
+    if name not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {name!r}")
+    return name
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's ``random``, NumPy and PyTorch (CPU and every CUDA device).
+
+    Also asks PyTorch for deterministic algorithms where it has them (``warn_only``:
+    ops without a deterministic version still run). Printed numbers in the book are
+    rounded as well, because CPUs with different instruction sets differ in the last bits.
+    """
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # also seeds every CUDA device
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    if torch.backends.cudnn.is_available():
+        torch.backends.cudnn.benchmark = False
+
+
+def setup(device: str = "auto", profile: str = "quick", seed: int = 0) -> Run:
+    """Pick the device and budget profile, seed every generator, and return a :class:`Run`.
+
+    Args:
+        device: ``"auto"`` (CUDA when present), ``"cpu"`` or ``"cuda"``;
+            the environment variable ``SEQ2SEQ_DEVICE`` wins when set.
+        profile: ``"quick"`` (minutes on 2 CPU cores; CI and the stored outputs) or
+            ``"full"`` (long training for a GPU); ``SEQ2SEQ_PROFILE`` wins when set.
+        seed: the seed passed to :func:`seed_everything`.
+
+    Raises:
+        ValueError: an unknown device or profile name.
+        RuntimeError: ``"cuda"`` asked for where PyTorch sees no CUDA device.
+    """
+    dev = resolve_device(os.environ.get(ENV_DEVICE) or device)
+    prof = resolve_profile(os.environ.get(ENV_PROFILE) or profile)
+    seed_everything(seed)
+    return Run(device=dev, profile=prof, seed=seed)
