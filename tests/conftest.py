@@ -1,0 +1,7 @@
+"""Shared pytest setup: make `scripts/` importable (notebook tooling used by the project tests)."""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))

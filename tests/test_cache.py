@@ -1,0 +1,106 @@
+"""The train-or-load cache: trains once, loads afterwards, keyed by config and code."""
+
+import pickle
+
+import pytest
+import torch
+from torch import nn
+
+from seq2seq_lib import cache
+
+
+def build():
+    torch.manual_seed(0)
+    return nn.Linear(3, 2)
+
+
+def make_train(calls):
+    def train(model):
+        calls.append(1)
+        with torch.no_grad():
+            model.weight.add_(1.0)
+        return {"loss": [0.5, 0.25], "epochs": 2, "note": "ok"}
+
+    return train
+
+
+def test_trains_once_then_loads(tmp_path):
+    calls = []
+    train = make_train(calls)
+    first = cache.train_or_load("m", {"h": 2}, build, train, directory=tmp_path)
+    second = cache.train_or_load("m", {"h": 2}, build, train, directory=tmp_path)
+    assert len(calls) == 1
+    assert (first.loaded, second.loaded) == (False, True)
+    assert second.history == first.history == {"loss": [0.5, 0.25], "epochs": 2, "note": "ok"}
+    assert torch.equal(first.model.weight, second.model.weight)
+    assert not torch.equal(second.model.weight, build().weight)  # trained weights, not fresh ones
+
+
+def test_key_depends_on_config_and_training_code(tmp_path):
+    calls = []
+    train = make_train(calls)
+    cache.train_or_load("m", {"h": 2}, build, train, directory=tmp_path)
+    cache.train_or_load("m", {"h": 3}, build, train, directory=tmp_path)
+    assert len(calls) == 2
+
+    def other_train(model):  # a different recipe must not load the old weights
+        calls.append(1)
+        return {"loss": [1.0]}
+
+    out = cache.train_or_load("m", {"h": 2}, build, other_train, directory=tmp_path)
+    assert len(calls) == 3 and out.history == {"loss": [1.0]}
+
+
+def test_key_depends_on_library_code(monkeypatch):
+    train = make_train([])
+    k1 = cache.cache_key("m", {"h": 2}, train)
+    monkeypatch.setattr(cache, "library_fingerprint", lambda: "changed")
+    assert cache.cache_key("m", {"h": 2}, train) != k1
+
+
+def test_config_must_be_json(tmp_path):
+    with pytest.raises(TypeError, match="JSON"):
+        cache.train_or_load("m", {"f": object()}, build, make_train([]), directory=tmp_path)
+
+
+def test_env_variable_sets_the_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache.ENV_CACHE, str(tmp_path / "c"))
+    out = cache.train_or_load("m", {}, build, make_train([]))
+    assert out.path.parent == tmp_path / "c" and out.path.exists()
+
+
+def test_atomic_save_leaves_no_partial_file(tmp_path):
+    target = tmp_path / "x.pt"
+    cache.save_atomic({"a": torch.ones(2)}, target)
+
+    class Boom:
+        def __reduce__(self):
+            raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        cache.save_atomic({"a": Boom()}, target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.pt"]  # old file kept, no temp left
+    assert torch.equal(cache.load_checkpoint(target)["a"], torch.ones(2))
+
+
+def test_checkpoints_are_loaded_weights_only(tmp_path):
+    class Evil:
+        def __reduce__(self):
+            return (print, ("code ran",))
+
+    path = tmp_path / "evil.pt"
+    with open(path, "wb") as fh:
+        pickle.dump({"state_dict": Evil()}, fh, protocol=2)
+    with pytest.raises(pickle.UnpicklingError):
+        cache.load_checkpoint(path)
+
+
+def test_corrupt_cache_file_is_kept_aside_and_retrained(tmp_path):
+    calls = []
+    train = make_train(calls)
+    out = cache.train_or_load("m", {}, build, train, directory=tmp_path)
+    out.path.write_bytes(b"not a checkpoint")
+    with pytest.warns(UserWarning, match="could not be loaded"):
+        again = cache.train_or_load("m", {}, build, train, directory=tmp_path)
+    assert len(calls) == 2 and not again.loaded
+    assert out.path.with_suffix(".corrupt").read_bytes() == b"not a checkpoint"

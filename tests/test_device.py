@@ -1,0 +1,86 @@
+"""The GPU toggle, the budget profile and seeding."""
+
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from seq2seq_lib import device as dev
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    monkeypatch.delenv(dev.ENV_DEVICE, raising=False)
+    monkeypatch.delenv(dev.ENV_PROFILE, raising=False)
+
+
+def test_auto_is_cpu_without_cuda(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert dev.setup("auto", "quick").device == torch.device("cpu")
+
+
+def test_auto_is_cuda_when_present(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert dev.resolve_device("auto") == torch.device("cuda")
+
+
+def test_cuda_without_gpu_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="no CUDA GPU.*'auto' or 'cpu'"):
+        dev.setup("cuda", "quick")
+
+
+def test_cpu_and_profiles():
+    run = dev.setup("cpu", "full", seed=3)
+    assert (run.device.type, run.profile, run.seed, run.quick) == ("cpu", "full", 3, False)
+    assert run.pick(quick=1, full=2) == 2
+    assert dev.setup(" CPU ", "Quick").pick(quick=1, full=2) == 1
+    assert str(dev.setup("cpu", "quick")) == "device=cpu | profile=quick | seed=0"
+
+
+@pytest.mark.parametrize("device, profile", [("gpu", "quick"), ("cpu", "fast"), ("", "quick")])
+def test_unknown_names_are_rejected(device, profile):
+    with pytest.raises(ValueError, match="must be one of"):
+        dev.setup(device, profile)
+
+
+def test_environment_overrides_the_notebook_values(monkeypatch):
+    monkeypatch.setenv(dev.ENV_PROFILE, "full")
+    monkeypatch.setenv(dev.ENV_DEVICE, "cpu")
+    run = dev.setup("auto", "quick")
+    assert (run.device.type, run.profile) == ("cpu", "full")
+
+
+def test_environment_cuda_request_also_checked(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv(dev.ENV_DEVICE, "cuda")
+    with pytest.raises(RuntimeError, match="no CUDA GPU"):
+        dev.setup("cpu", "quick")
+
+
+def test_empty_environment_variable_is_ignored(monkeypatch):
+    monkeypatch.setenv(dev.ENV_PROFILE, "")
+    assert dev.setup("cpu", "quick").profile == "quick"
+
+
+def test_seeding_makes_every_generator_repeat():
+    def draw():
+        return random.random(), np.random.rand(), torch.rand(3)
+
+    dev.seed_everything(123)
+    first = draw()
+    dev.seed_everything(123)
+    second = draw()
+    dev.seed_everything(124)
+    third = draw()
+    assert first[:2] == second[:2] and torch.equal(first[2], second[2])
+    assert first[0] != third[0] and not torch.equal(first[2], third[2])
+
+
+def test_setup_seeds_model_initialisation():
+    dev.setup("cpu", "quick", seed=5)
+    a = torch.nn.GRU(3, 4).weight_hh_l0.clone()
+    dev.setup("cpu", "quick", seed=5)
+    b = torch.nn.GRU(3, 4).weight_hh_l0
+    assert torch.equal(a, b)

@@ -1,0 +1,86 @@
+"""Exercise checkers: helpful failures, and the chapter-1 checkers both ways."""
+
+import pytest
+import torch
+
+from seq2seq_lib import bptt
+from seq2seq_lib.exercises import assert_close, assert_shape, passed
+from seq2seq_lib.exercises.bptt import check_bptt, check_clip_by_global_norm
+
+
+def test_assert_close_names_the_first_differing_element():
+    expected = torch.zeros(2, 3)
+    got = expected.clone()
+    got[1, 2] = 0.5
+    with pytest.raises(AssertionError, match=r"dW differs .* index \(1, 2\): got 0.5, expected 0 "
+                                             r"\(1 of 6 elements differ"):
+        assert_close("dW", got, expected)
+
+
+def test_assert_close_reports_shape_type_and_nan():
+    with pytest.raises(AssertionError, match=r"has shape \(3, 2\), expected \(2, 3\)"):
+        assert_close("dW", torch.zeros(3, 2), torch.zeros(2, 3))
+    with pytest.raises(AssertionError, match="should be a torch.Tensor, got list"):
+        assert_close("dW", [[0.0]], torch.zeros(1, 1))
+    with pytest.raises(AssertionError, match=r"non-finite value at index \(0,\)"):
+        assert_close("g", torch.tensor([float("nan")]), torch.zeros(1))
+    assert_close("ok", torch.ones(2) + 1e-9, torch.ones(2))
+    assert_shape("x", torch.zeros(2), (2,))
+
+
+def test_passed_prints_one_line(capsys):
+    passed("Exercise 9.9")
+    assert capsys.readouterr().out == "Exercise 9.9: all checks passed.\n"
+
+
+def library_bptt(U, W, xs, h0, dL_dh):
+    g = bptt.bptt(U, W, xs, h0, dL_dh)
+    return g.dU, g.dW, g.dh0
+
+
+def test_check_bptt_accepts_a_correct_solution(capsys):
+    check_bptt(library_bptt)
+    assert "Exercise 1.1: all checks passed." in capsys.readouterr().out
+
+
+def test_check_bptt_rejects_the_single_path_mistake():
+    def last_step_only(U, W, xs, h0, dL_dh):  # forgets to sum dW over time steps
+        dU, dW, dh0 = library_bptt(U, W, xs[-1:], h0, dL_dh[-1:])
+        return dU, dW, dh0
+
+    with pytest.raises(AssertionError, match="differs from the reference"):
+        check_bptt(last_step_only)
+
+
+def test_check_bptt_rejects_wrong_tanh_derivative_and_wrong_return():
+    def wrong_derivative(U, W, xs, h0, dL_dh):
+        trace = bptt.forward(U, W, xs, h0)
+        h_prev = torch.cat([h0[None], trace.h[:-1]])
+        dU, dW, g = torch.zeros_like(U), torch.zeros_like(W), torch.zeros_like(h0)
+        for t in reversed(range(xs.shape[0])):
+            delta = (1 - trace.h[t]) * (g + dL_dh[t])  # should be 1 - h**2
+            dU += torch.outer(delta, h_prev[t])
+            dW += torch.outer(delta, xs[t])
+            g = U.T @ delta
+        return dU, dW, g
+
+    with pytest.raises(AssertionError, match="dU .*differs"):
+        check_bptt(wrong_derivative)
+    with pytest.raises(AssertionError, match="return a tuple"):
+        check_bptt(lambda *args: library_bptt(*args)[0])
+    with pytest.raises(AssertionError, match=r"dW .*has shape \(3, 4\), expected \(4, 3\)"):
+        check_bptt(lambda *args: (library_bptt(*args)[0], library_bptt(*args)[1].T,
+                                  library_bptt(*args)[2]))
+
+
+def test_check_clip_both_ways(capsys):
+    check_clip_by_global_norm(bptt.clip_by_global_norm)
+    assert "Exercise 1.3: all checks passed." in capsys.readouterr().out
+
+    def per_tensor(grads, max_norm):  # clips each tensor separately: changes the direction
+        return [g * min(1.0, max_norm / g.norm().item()) for g in grads]
+
+    with pytest.raises(AssertionError, match="clipped gradient"):
+        check_clip_by_global_norm(per_tensor)
+    with pytest.raises(AssertionError, match=r"clipped gradient 0 \(max_norm=1.0\) differs"):
+        check_clip_by_global_norm(lambda grads, m: [g * 0.5 for g in grads])

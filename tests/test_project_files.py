@@ -1,0 +1,178 @@
+"""The project's own contract: table of contents, dependencies, notebook hygiene, exercises, lint."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import tomllib
+import yaml
+from nbtools import COLAB_TAG, TOGGLE_TAG, chapter_paths, colab_cell_source, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTER_NAMES = [
+    "01_bptt", "02_gru", "03_lstm", "04_deep_rnn", "05_bidirectional_rnn", "06_encoder_decoder",
+    "07_seq2seq", "08_attention", "09_beam_search", "10_bleu", "11_translator",
+]
+NOTEBOOKS = chapter_paths()
+
+
+def toc_files() -> list[str]:
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"]]
+    for part in toc.get("parts", []):
+        files += [ch["file"] for ch in part["chapters"]]
+    return files
+
+
+def test_there_is_at_least_one_chapter():
+    assert NOTEBOOKS, "no notebooks in chapters/"
+
+
+def test_chapter_files_follow_the_naming_plan():
+    for nb in NOTEBOOKS:
+        assert nb.stem in CHAPTER_NAMES, f"{nb.name}: not one of the planned chapter names"
+
+
+def test_toc_lists_every_notebook_and_only_existing_files():
+    listed = toc_files()
+    for nb in NOTEBOOKS:
+        assert f"chapters/{nb.stem}" in listed, f"{nb.name} is not in _toc.yml"
+    for entry in listed:
+        candidates = [ROOT / f"{entry}{ext}" for ext in (".ipynb", ".md")]
+        assert any(p.exists() for p in candidates), f"_toc.yml lists {entry}, which does not exist"
+
+
+def test_chapters_are_in_course_order_in_the_toc():
+    listed = [e.split("/")[-1] for e in toc_files() if e.startswith("chapters/")]
+    assert listed == sorted(listed, key=CHAPTER_NAMES.index)
+
+
+def requirement_specs() -> dict[str, str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    reqs = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        reqs += extra
+    return {_name(r): _spec(r) for r in reqs}
+
+
+def _name(req: str) -> str:
+    return re.split(r"[<>=!~;\[ ]", req, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def _spec(req: str) -> str:
+    return req[len(_name(req)):].replace(" ", "")
+
+
+def test_environment_yml_names_the_same_dependencies_as_pyproject():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
+    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    env_specs = {_name(r): _spec(r) for r in pip_section if not r.startswith("-e")}
+    assert "-e ." in pip_section, "environment.yml should install the library itself"
+    assert env_specs == requirement_specs()
+
+
+@pytest.fixture(params=NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def notebook(request):
+    return request.param, nbformat.read(request.param, as_version=4)
+
+
+def code_cells(nb):
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def test_first_code_cell_is_the_colab_cell_from_config(notebook):
+    path, nb = notebook
+    first = code_cells(nb)[0]
+    assert COLAB_TAG in first.metadata.get("tags", []), f"{path.name}: first code cell is not {COLAB_TAG}"
+    assert first.source == colab_cell_source(load_config()), (
+        f"{path.name}: Colab cell out of date; run python scripts/execute_notebooks.py {path}"
+    )
+    assert not first.outputs
+
+
+def test_second_code_cell_is_the_gpu_toggle(notebook):
+    path, nb = notebook
+    toggle = code_cells(nb)[1]
+    assert TOGGLE_TAG in toggle.metadata.get("tags", [])
+    for needle in ('DEVICE = "auto"', 'PROFILE = "quick"', "setup(DEVICE, PROFILE)"):
+        assert needle in toggle.source, f"{path.name}: toggle cell lacks {needle!r}"
+    assert "".join(o.get("text", "") for o in toggle.outputs).startswith("device=cpu | profile=quick")
+
+
+def test_notebook_hygiene(notebook):
+    path, nb = notebook
+    counts = [c.execution_count for c in code_cells(nb) if c.execution_count is not None]
+    assert counts == list(range(1, len(counts) + 1)), f"{path.name}: not executed top to bottom once"
+    machine_path = re.compile(r"(/work/|/tmp/|/root/|/home/[^/\s]+/|site-packages|\\Users\\)")
+    for i, cell in enumerate(code_cells(nb)):
+        src = cell.source.strip()
+        tags = cell.metadata.get("tags", [])
+        last = src.splitlines()[-1] if src else ""
+        assert not last.rstrip().endswith(";"), f"{path.name} cell {i}: ends with ';' (use _ = ...)"
+        assert "tqdm.auto" not in src and "tqdm.notebook" not in src, f"{path.name} cell {i}: tqdm.auto"
+        assert "NBVAL_IGNORE_OUTPUT" not in src or "nbval-ignore-output" not in tags
+        long_lines = [line for line in src.splitlines() if len(line) > 92]
+        assert not long_lines, f"{path.name} cell {i}: lines over 92 characters scroll in the book"
+        for out in cell.outputs:
+            text = out.get("text", "") + json.dumps(out.get("data", {}).get("text/plain", ""))
+            text += "\n".join(out.get("traceback", []))
+            assert not machine_path.search(text), f"{path.name} cell {i}: machine path in output"
+            assert "image/svg+xml" not in out.get("data", {}), f"{path.name} cell {i}: SVG output"
+            if out.output_type == "error":
+                assert "raises-exception" in tags, f"{path.name} cell {i}: stored error, not tagged"
+        if "raises-exception" in tags:
+            assert any(o.output_type == "error" for o in cell.outputs), (
+                f"{path.name} cell {i}: tagged raises-exception but stored no error"
+            )
+
+
+def test_exercises_have_stubs_checkers_and_hidden_solutions(notebook):
+    path, nb = notebook
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert len(re.findall(r"```\{exercise-start\}", text)) >= 3, f"{path.name}: fewer than 3 exercises"
+    labels = re.findall(r"```\{solution-start\}\s+(\S+)\n:class: dropdown", text)
+    assert len(labels) >= 3, f"{path.name}: solutions must be folded (:class: dropdown)"
+    cells = nb.cells
+    stubs = [i for i, c in enumerate(cells) if "raises-exception" in c.metadata.get("tags", [])]
+    assert stubs, f"{path.name}: no auto-checked exercise stub"
+    for i in stubs:
+        checker = re.search(r"(check_\w+)\(", cells[i].source)
+        assert checker and "seq2seq_lib.exercises" in cells[i].source, f"{path.name} cell {i}"
+        assert "NotImplementedError" in cells[i].source
+        after = cells[i + 1:]
+        start = next(j for j, c in enumerate(after) if "{solution-start}" in c.source)
+        solution = next(c for c in after[start:] if c.cell_type == "code")
+        assert f"{checker.group(1)}(" in solution.source
+        out = "".join(o.get("text", "") for o in solution.outputs)
+        assert "all checks passed" in out, f"{path.name}: solution to {checker.group(1)} does not pass"
+
+
+def test_nbval_ignore_output_is_only_for_progress_or_timing(notebook):
+    path, nb = notebook
+    for cell in code_cells(nb):
+        if "nbval-ignore-output" in cell.metadata.get("tags", []) or "NBVAL_IGNORE_OUTPUT" in cell.source:
+            assert re.search(r"train_or_load|time|tqdm|benchmark|progress", cell.source), (
+                f"{path.name}: ignored output on a cell that is not about progress or timing"
+            )
+
+
+def test_ruff_is_clean():
+    ruff = shutil.which("ruff")
+    cmd = [ruff] if ruff else [sys.executable, "-m", "ruff"]
+    proc = subprocess.run([*cmd, "check", "--no-cache", str(ROOT)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_config_names_repository_once_and_turns_execution_off():
+    cfg = load_config()
+    assert cfg["execute"]["execute_notebooks"] == "off"
+    assert cfg["repository"]["url"].startswith("https://github.com/")
+    assert "sphinx-mathjax-offline" in cfg["sphinx"]["extra_extensions"]
+    assert cfg["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
