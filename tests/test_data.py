@@ -283,19 +283,23 @@ def test_offline_error_says_how_to_supply_the_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("error", [ConnectionResetError("reset"), TimeoutError("timed out")])
 def test_interrupted_download_leaves_no_file(tmp_path: Path, error: Exception) -> None:
+    dest = tmp_path / "big.bin"
+    seen_final_name: list[bool] = []
+
     class Dying(io.BytesIO):
         def read(self, size: int = -1) -> bytes:
+            seen_final_name.append(dest.exists())  # e.g. the process killed right now
             if self.tell() >= 100_000:
                 raise error
             return super().read(size)
 
-    dest = tmp_path / "big.bin"
     with pytest.raises(DownloadError):
         download_file(
             "http://example.invalid/big.bin", dest, expected="0" * 40,
             opener=lambda url, timeout: Dying(os.urandom(300_000)),
         )
     assert _leftovers(tmp_path) == []
+    assert len(seen_final_name) > 1 and not any(seen_final_name)
 
 
 def test_interrupt_by_keyboard_leaves_no_file(tmp_path: Path) -> None:
