@@ -177,6 +177,21 @@ def test_lookup_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert D.data_cache_dir() == tmp_path / "home" / ".cache" / "seq2seq-course" / "data"
 
 
+def test_relative_env_path_also_resolves_from_the_repo_root(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(D, "CORPUS_SHA256", _sha256(TINY.encode()))
+    folder = tmp_path / "data"
+    (folder / "fra-eng").mkdir(parents=True)
+    (folder / D.CORPUS_FILE).write_text(TINY, encoding="utf-8")
+    elsewhere = tmp_path / "chapters"  # like a notebook kernel's working directory
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setenv(D.ENV_DATA, os.path.relpath(folder, REPO))
+    found = D.find_corpus(cache_dir=tmp_path / "cache", download=False)
+    assert found.resolve() == (folder / D.CORPUS_FILE).resolve()
+
+
 def test_explicit_path_must_exist(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no corpus file"):
         D.find_corpus(tmp_path / "missing.txt")
