@@ -180,7 +180,9 @@ def find_corpus(
             raise FileNotFoundError(f"no corpus file at {path} (nor {CORPUS_FILE} inside it)")
     else:
         env = os.environ.get(ENV_DATA)
-        found = _corpus_in(Path(env).expanduser()) if env else None
+        found = None
+        for folder in _env_folders(env):
+            found = found or _corpus_in(folder)
         cache = Path(cache_dir).expanduser() if cache_dir is not None else data_cache_dir()
         if found is None and (cache / CORPUS_FILE).is_file():
             found = cache / CORPUS_FILE
