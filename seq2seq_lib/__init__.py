@@ -10,6 +10,10 @@ module                        introduced in
 ``seq2seq_lib.cache``         train-or-load cache for expensive models
 ``seq2seq_lib.exercises``     automatic checkers for the exercises
 ``seq2seq_lib.bptt``          chapter 1: a vanilla RNN and hand-written BPTT
+``seq2seq_lib.download``      chapter 6: checksummed, atomic downloads; safe unzip
+``seq2seq_lib.data``          chapter 6: the English–French corpus, vocabularies, batches
+``seq2seq_lib.synthetic``     chapter 6: offline synthetic translation tasks
+``seq2seq_lib.losses``        chapter 7: the masked (padding-ignoring) cross-entropy
 ============================  ==============================================
 
 Importing the package imports nothing heavy; import the module you need.
