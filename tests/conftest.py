@@ -1,7 +1,15 @@
 """Shared pytest setup: make `scripts/` importable (notebook tooling used by the project tests)."""
 
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
+
+# nbval compares against outputs stored from a CPU run under the quick profile, so the
+# notebook kernels it starts (which inherit this environment) must run the same way, even on
+# a machine with a GPU or with other values set by hand.
+os.environ["SEQ2SEQ_DEVICE"] = "cpu"
+os.environ["SEQ2SEQ_PROFILE"] = "quick"
+os.environ["CUDA_VISIBLE_DEVICES"] = ""
