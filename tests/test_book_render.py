@@ -73,10 +73,14 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def _wait(driver, script: str, timeout: float = 30.0):
+def _wait(driver, script: str, timeout: float = 30.0, what: str = "the page"):
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(script))
+    try:
+        return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(script))
+    except TimeoutException:
+        pytest.fail(f"{what} not ready after {timeout:.0f} s ({driver.current_url}): {script}")
 
 
 @pytest.mark.parametrize("page", _pages())
@@ -89,7 +93,8 @@ def test_page_loads_with_math_images_and_only_local_requests(browser, page):
     if has_math:
         # MathJax 3 replaces every math element by <mjx-container>; wait for typesetting.
         _wait(driver, "return window.MathJax && MathJax.startup && MathJax.startup.promise"
-                      " && document.querySelectorAll('mjx-container').length > 0")
+                      " && document.querySelectorAll('mjx-container').length > 0",
+              what="MathJax typesetting")
         driver.execute_script("return MathJax.startup.promise")
         untypeset = driver.execute_script(
             "return [...document.querySelectorAll('.math')]"
