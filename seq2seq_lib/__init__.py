@@ -14,6 +14,7 @@ module                        introduced in
 ``seq2seq_lib.data``          chapter 6: the English–French corpus, vocabularies, batches
 ``seq2seq_lib.synthetic``     chapter 6: offline synthetic translation tasks
 ``seq2seq_lib.losses``        chapter 7: the masked (padding-ignoring) cross-entropy
+``seq2seq_lib.attention``     chapter 8: score functions, masked softmax, attention read-out
 ============================  ==============================================
 
 Importing the package imports nothing heavy; import the module you need.
