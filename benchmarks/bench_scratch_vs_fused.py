@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -105,6 +106,8 @@ def main() -> None:
             "threads": torch.get_num_threads(),
             "python": platform.python_version(),
             "mkldnn": torch.backends.mkldnn.is_available(),
+            # other jobs on the machine distort timings: the 1-minute load average at the end
+            "load_average_1min": round(os.getloadavg()[0], 2),
         },
         "results": results,
     }

@@ -172,11 +172,16 @@ class SequenceModel(nn.Module):
     ``y_hat = H_T W_hq + b_q``: ``X (B, T, d)`` gives ``(B, output_size)`` (regression
     values or class logits).
 
-    ``keep_bias`` is added to the bias of the gate that *keeps* the old state — the LSTM's
-    forget gate ``F_t`` and the GRU's update gate ``Z_t`` — so that at initialisation
-    ``F_t, Z_t ≈ σ(keep_bias)`` instead of ``≈ 0.5`` and memories survive longer. A forget
-    bias of 1 is the classic recommendation (Gers et al., 2000; Jozefowicz et al., 2015).
-    It is ignored for the vanilla RNN, which has no gate.
+    ``keep_bias`` initialises the gates to *remember*: it is added to the bias of the gate
+    that keeps the old state — the GRU's update gate ``Z_t``, the LSTM's forget gate
+    ``F_t`` — so that at initialisation ``Z_t, F_t ≈ σ(keep_bias)`` instead of ``≈ 0.5``;
+    for the LSTM it is also *subtracted* from the input gate's bias, so that
+    ``I_t ≈ 1 - F_t`` as in the GRU, where ``Z_t`` and ``1 - Z_t`` are tied. This is the
+    constant form of the "chrono" initialisation (Tallec & Ollivier, 2018); a forget bias
+    of 1 alone is the classic recommendation (Gers et al., 2000; Jozefowicz et al., 2015).
+    It is ignored for the vanilla RNN, which has no gate. Without it, gated cells start
+    forgetting half of their state per step and need a longer budget to find long
+    dependencies.
     """
 
     def __init__(
@@ -195,8 +200,11 @@ class SequenceModel(nn.Module):
         self.head = nn.Linear(hidden_size, output_size)
         if keep_bias and cell_type != "rnn":
             # PyTorch's gate order: GRU (r, z, n), LSTM (i, f, g, o): block 1 is z or f
+            h, b = hidden_size, self.rnn.bias_ih_l0
             with torch.no_grad():
-                self.rnn.bias_ih_l0[hidden_size : 2 * hidden_size] += keep_bias
+                b[h : 2 * h] += keep_bias
+                if cell_type == "lstm":
+                    b[:h] -= keep_bias  # the input gate I_t
 
     def forward(self, X: Tensor) -> Tensor:
         outputs, _ = self.rnn(X)
@@ -285,26 +293,36 @@ def hidden_grad_norms(model: SequenceModel, X: Tensor, y: Tensor, task: Task) ->
 
 def run_length_sweep(
     cell_types: tuple[CellType, ...] = ("rnn", "gru", "lstm"),
-    seq_lens: tuple[int, ...] = (5, 10, 20, 40),
+    seq_lens: tuple[int, ...] = (10, 30, 60),
     task_name: TaskName = "first_token",
     *,
     hidden_size: int = 32,
-    steps: int = 200,
-    batch_size: int = 32,
+    steps: int = 300,
+    batch_size: int = 64,
     lr: float = 1e-2,
+    keep_bias: float = 3.0,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
     """Train one fresh model per (cell type, length) at the same budget; return the metrics.
 
-    Each entry: ``cell_type, seq_len, metric`` (held-out MSE or accuracy), ``chance``,
+    Each entry: ``cell_type, seq_len``, the held-out ``mse`` or ``accuracy``, ``chance``,
     ``final_loss`` and ``seconds``. Every model starts from ``torch.manual_seed(seed)``.
+
+    The defaults were measured on the first-token task (4 classes, 4 distractors) with 2
+    CPU threads (about a minute in all): at ``T = 10`` and ``30`` all three cells reach
+    accuracy 1.0; at ``T = 60`` the vanilla RNN stays at chance (0.25) while GRU and LSTM
+    reach 1.0. With ``keep_bias=0`` (PyTorch's default initialisation) the same budget is
+    too short for the gated cells: they stay at chance from ``T = 20`` (LSTM) or ``50``
+    (GRU) on, while the vanilla RNN still solves ``T = 20``.
     """
     results = []
     for T in seq_lens:
         task = make_task(task_name, T)
         for cell_type in cell_types:
             torch.manual_seed(seed)
-            model = SequenceModel(cell_type, task.input_size, hidden_size, task.output_size)
+            model = SequenceModel(
+                cell_type, task.input_size, hidden_size, task.output_size, keep_bias=keep_bias
+            )
             hist = train_sequence_model(
                 model, task, steps=steps, batch_size=batch_size, lr=lr, seed=seed
             )
