@@ -208,7 +208,7 @@ def test_beam_results_are_consistent(vocab, max_len, seed, k, alpha, batch):
 
 def test_finished_hypothesis_survives_when_it_stays_in_top_k():
     # <eos> first with probability 0.6: the finished one-token hypothesis must be kept
-    step = TableStep(["a", "<eos>"], {(): [0.4, 0.6]}, default=[0.5, 0.5])
+    step = TableStep(["a", "<eos>"], {(): [0.4, 0.6]}, default=[0.3, 0.7])
     res = beam_search(step, None, 1, step.bos, step.eos, 2, 5, n_best=2)
     best = res.best[0]
     assert best.tokens == [step.eos] and best.finished
