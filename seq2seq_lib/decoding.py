@@ -1,0 +1,672 @@
+r"""Decoding a sequence model: greedy search, exhaustive search and beam search.
+
+A decoder defines, for an output sentence :math:`y_1, \ldots, y_{T'}` and a context
+:math:`\mathbf c`,
+
+.. math::
+
+    P(y_1, \ldots, y_L \mid \mathbf c)
+    = \prod_{t'=1}^{L} P(y_{t'} \mid y_1, \ldots, y_{t'-1}, \mathbf c),
+
+and *decoding* searches the output vocabulary :math:`\mathcal Y` (which contains ``<eos>``)
+for a sentence with a high probability. The three searches here differ only in how many
+prefixes they keep after each step:
+
+* :func:`greedy_search` keeps one: :math:`y_{t'} = \operatorname{argmax}_{y \in \mathcal Y}
+  P(y \mid y_1, \ldots, y_{t'-1}, \mathbf c)`;
+* :func:`beam_search` keeps the :math:`k` best (the *beam*), chosen among the
+  :math:`k|\mathcal Y|` one-token extensions; cost :math:`\mathcal O(k|\mathcal Y|T')`,
+  and :math:`k = 1` is greedy search;
+* :func:`exhaustive_search` keeps all of them (:math:`\mathcal O(|\mathcal Y|^{T'})`, for
+  tiny vocabularies only).
+
+**The step interface.** Every search talks to the model through one function, a
+:class:`StepFn`::
+
+    log_probs, new_state = step(prefix, state)
+
+``prefix`` is a ``(N, t)`` LongTensor: ``N`` prefixes, each starting with ``<bos>`` followed
+by the ``t - 1`` tokens generated so far. ``log_probs`` is ``(N, |Y|)``:
+:math:`\log P(y \mid \text{prefix}, \mathbf c)` for every next token :math:`y`. ``state`` is
+whatever the model carries from step to step (an RNN's hidden state, the encoder outputs,
+``None``): a tensor, or a tuple/list/dict of tensors, whose row ``i`` belongs to prefix ``i``.
+The searches reorder it with ``reorder_state(state, index)``; the default,
+:func:`index_state`, calls ``index_select(0, index)`` on every tensor. Pass your own
+``reorder_state`` when a tensor is not batch-first, e.g. PyTorch's ``(num_layers, N, h)``
+hidden state: ``lambda s, i: s.index_select(1, i)``. An RNN decoder looks at ``prefix[:, -1]``
+only; a hand-written probability table (:class:`TableStep`) looks at the whole prefix.
+
+**Scores and lengths.** A hypothesis :math:`y_1, \ldots, y_L` has the log-probability
+:math:`\log P = \sum_{t'=1}^{L} \log P(y_{t'} \mid y_1, \ldots, y_{t'-1}, \mathbf c)`, and the
+searches rank finished candidates by the length-normalised score of the d2l book (eq. 9.8.4)
+
+.. math::
+
+    \text{score}(y_1, \ldots, y_L) = \frac{1}{L^{\alpha}} \log P(y_1, \ldots, y_L \mid \mathbf c).
+
+Here :math:`L` is the number of tokens the decoder *generated*, which is the number of terms
+in the sum: ``<bos>`` does not count, and ``<eos>`` **counts** when the hypothesis ended with
+it (its probability is a factor of :math:`P`). A hypothesis cut off at ``max_len`` without
+``<eos>`` has :math:`L` = ``max_len``. :math:`\alpha = 0` ranks by :math:`\log P` alone;
+:math:`\alpha = 1` by the mean log-probability per token (seed 004's :math:`\frac1t\sum`);
+:math:`\alpha = 0.75` is the book's suggestion. ``max_len`` bounds :math:`L`, ``<eos>`` included.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import torch
+
+State = Any
+"""A tensor, ``None``, or a tuple/list/dict (nested) of tensors whose leading dim is ``N``."""
+
+
+class StepFn(Protocol):
+    """One decoder step: ``(prefix (N, t) LongTensor, state) -> (log_probs (N, |Y|), state)``."""
+
+    def __call__(self, prefix: torch.Tensor, state: State) -> tuple[torch.Tensor, State]: ...
+
+
+ReorderFn = Callable[[State, torch.Tensor], State]
+
+
+def index_state(state: State, index: torch.Tensor) -> State:
+    """Select rows ``index`` (a 1-D LongTensor) along dim 0 of every tensor in ``state``.
+
+    ``state`` may be ``None``, a tensor, or a (nested) tuple, list or dict of those.
+    """
+    if state is None:
+        return None
+    if isinstance(state, torch.Tensor):
+        return state.index_select(0, index.to(state.device))
+    if isinstance(state, tuple | list):
+        return type(state)(index_state(s, index) for s in state)
+    if isinstance(state, Mapping):
+        return {key: index_state(value, index) for key, value in state.items()}
+    raise TypeError(
+        f"cannot reorder a state of type {type(state).__name__}: use a tensor, None, or a "
+        "tuple/list/dict of tensors, or pass reorder_state="
+    )
+
+
+def length_normalized_score(log_prob: float, length: int, alpha: float) -> float:
+    r"""The ranking score :math:`\frac{1}{L^{\alpha}} \log P` (``length`` is :math:`L`)."""
+    if length < 1:
+        raise ValueError(f"length must be >= 1, got {length}")
+    return log_prob / length**alpha
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One decoded sentence.
+
+    ``tokens`` are the generated ids (``<bos>`` excluded, ``<eos>`` included when
+    ``finished``); ``log_prob`` is :math:`\\log P`; ``score`` is
+    :math:`\\log P / L^{\\alpha}` with :math:`L` = ``len(tokens)``.
+    """
+
+    tokens: list[int]
+    log_prob: float
+    score: float
+    finished: bool
+
+    @property
+    def length(self) -> int:
+        """:math:`L`, the number of generated tokens (``<eos>`` included)."""
+        return len(self.tokens)
+
+
+@dataclass
+class SearchStats:
+    """What a search cost.
+
+    ``step_calls``: calls of the step function (decoder time steps); ``rows``: prefixes fed
+    to it, summed over calls; ``scored``: candidate extensions scored, ``rows * |Y|`` summed
+    over calls. Beam search scores :math:`B k |\\mathcal Y| T'` candidates for ``B`` sentences
+    when it runs all :math:`T'` steps; greedy search is the case :math:`k = 1`.
+    """
+
+    step_calls: int = 0
+    rows: int = 0
+    scored: int = 0
+
+    def add(self, n_rows: int, vocab_size: int) -> None:
+        self.step_calls += 1
+        self.rows += n_rows
+        self.scored += n_rows * vocab_size
+
+
+@dataclass
+class BeamStepRecord:
+    """The beam after one step (kept when ``keep_history=True``).
+
+    ``tokens`` ``(B, k, t)``: the generated tokens of each beam entry (``<bos>`` excluded);
+    ``log_probs`` ``(B, k)``: their :math:`\\log P` (``-inf`` for an empty slot);
+    ``finished`` ``(B, k)``: whether the entry ends with ``<eos>``.
+    """
+
+    tokens: torch.Tensor
+    log_probs: torch.Tensor
+    finished: torch.Tensor
+
+
+@dataclass
+class SearchResult:
+    """``hypotheses[b]``: the returned hypotheses of sentence ``b``, best first."""
+
+    hypotheses: list[list[Hypothesis]]
+    stats: SearchStats
+    history: list[BeamStepRecord] | None = field(default=None)
+
+    @property
+    def best(self) -> list[Hypothesis]:
+        """The top hypothesis of every sentence."""
+        return [hyps[0] for hyps in self.hypotheses]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _check_int(name: str, value: Any, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+
+
+def _first_tensor(state: State) -> torch.Tensor | None:
+    if isinstance(state, torch.Tensor):
+        return state
+    if isinstance(state, tuple | list):
+        values = state
+    elif isinstance(state, Mapping):
+        values = list(state.values())
+    else:
+        return None
+    for value in values:
+        found = _first_tensor(value)
+        if found is not None:
+            return found
+    return None
+
+
+def _device(state: State, device: torch.device | str | None) -> torch.device:
+    if device is not None:
+        return torch.device(device)
+    found = _first_tensor(state)
+    return found.device if found is not None else torch.device("cpu")
+
+
+def _call_step(
+    step: StepFn, prefix: torch.Tensor, state: State, eos: int
+) -> tuple[torch.Tensor, State]:
+    out = step(prefix, state)
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise TypeError("the step function must return a pair (log_probs, new_state)")
+    log_probs, new_state = out
+    n = prefix.shape[0]
+    if not isinstance(log_probs, torch.Tensor) or log_probs.dim() != 2 or log_probs.shape[0] != n:
+        shape = tuple(log_probs.shape) if isinstance(log_probs, torch.Tensor) else type(log_probs)
+        raise ValueError(
+            f"the step function must return log_probs of shape (N={n}, |Y|), got {shape}"
+        )
+    if not 0 <= eos < log_probs.shape[1]:
+        raise ValueError(
+            f"eos={eos} is not a token id of the vocabulary of size {log_probs.shape[1]}"
+        )
+    return log_probs, new_state
+
+
+def _check_search_args(batch_size: int, bos: int, eos: int, max_len: int) -> None:
+    _check_int("batch_size", batch_size, 1)
+    _check_int("bos", bos, 0)
+    _check_int("eos", eos, 0)
+    _check_int("max_len", max_len, 1)
+
+
+def _hypothesis(tokens: list[int], log_prob: float, eos: int, alpha: float) -> Hypothesis:
+    """Cut ``tokens`` after the first ``<eos>`` and score it."""
+    finished = eos in tokens
+    if finished:
+        tokens = tokens[: tokens.index(eos) + 1]
+    score = length_normalized_score(log_prob, len(tokens), alpha)
+    return Hypothesis(tokens, log_prob, score, finished)
+
+
+def _rank(hyps: list[Hypothesis], n_best: int | None) -> list[Hypothesis]:
+    """Best first by score; candidates with probability 0 are dropped."""
+    kept = sorted((h for h in hyps if math.isfinite(h.log_prob)), key=lambda h: -h.score)
+    return kept if n_best is None else kept[:n_best]
+
+
+# --------------------------------------------------------------------------- greedy
+
+
+@torch.no_grad()
+def greedy_search(
+    step: StepFn,
+    init_state: State,
+    batch_size: int,
+    bos: int,
+    eos: int,
+    max_len: int,
+    *,
+    device: torch.device | str | None = None,
+) -> SearchResult:
+    r"""Greedy search: :math:`y_{t'} = \operatorname{argmax}_y P(y \mid y_{<t'}, \mathbf c)`.
+
+    Args:
+        step: the decoder step (see the module docstring).
+        init_state: the state for the ``B`` = ``batch_size`` sentences (rows ``0..B-1``).
+        bos, eos: the ids of ``<bos>`` (fed first) and ``<eos>``.
+        max_len: the most tokens generated per sentence, ``<eos>`` included.
+        device: where the prefix tensor lives (default: the device of ``init_state``).
+
+    Returns:
+        a :class:`SearchResult` with one hypothesis per sentence. A sentence stops at its
+        ``<eos>``; the search stops when every sentence has stopped or after ``max_len`` steps.
+        Ties go to the smallest token id (``torch.max``).
+    """
+    _check_search_args(batch_size, bos, eos, max_len)
+    dev = _device(init_state, device)
+    prefix = torch.full((batch_size, 1), bos, dtype=torch.long, device=dev)
+    state, stats = init_state, SearchStats()
+    log_p: torch.Tensor | None = None
+    finished = torch.zeros(batch_size, dtype=torch.bool, device=dev)
+    for _ in range(max_len):
+        log_probs, state = _call_step(step, prefix, state, eos)
+        stats.add(batch_size, log_probs.shape[1])
+        best, token = log_probs.max(dim=-1)
+        # a finished sentence keeps padding with <eos> at no cost
+        token = torch.where(finished, torch.full_like(token, eos), token)
+        best = torch.where(finished, torch.zeros_like(best), best)
+        log_p = best if log_p is None else log_p + best
+        prefix = torch.cat([prefix, token[:, None]], dim=1)
+        finished = finished | (token == eos)
+        if bool(finished.all()):
+            break
+    assert log_p is not None
+    hyps = [
+        [_hypothesis(tokens[1:], lp, eos, 0.0)]
+        for tokens, lp in zip(prefix.tolist(), log_p.tolist(), strict=True)
+    ]
+    return SearchResult(hyps, stats)
+
+
+# --------------------------------------------------------------------------- beam
+
+
+def beam_step(
+    scores: torch.Tensor, log_probs: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    r"""One beam-search step for ``B`` sentences with beams of size ``k``.
+
+    Every beam entry :math:`j` with score :math:`s_j = \log P(y_1, \ldots, y_{t'-1})` is
+    extended by every token :math:`y`, giving :math:`k|\mathcal Y|` candidates with scores
+    :math:`s_j + \log P(y \mid y_1, \ldots, y_{t'-1}, \mathbf c)`; the :math:`k` best
+    candidates of each sentence form the new beam.
+
+    Args:
+        scores: ``(B, k)`` current beam scores (``-inf`` marks an empty slot).
+        log_probs: ``(B, k, V)`` next-token log-probabilities of each beam entry.
+
+    Returns:
+        ``(new_scores, beam_idx, token_idx)``, each ``(B, k)``, sorted by ``new_scores``
+        descending: candidate ``i`` of sentence ``b`` extends beam entry ``beam_idx[b, i]``
+        with token ``token_idx[b, i]``. ``k > V`` works: there are ``k * V >= k`` candidates.
+    """
+    if scores.dim() != 2 or log_probs.dim() != 3 or log_probs.shape[:2] != scores.shape:
+        raise ValueError(
+            f"need scores (B, k) and log_probs (B, k, V), got {tuple(scores.shape)} and "
+            f"{tuple(log_probs.shape)}"
+        )
+    B, k, V = log_probs.shape
+    candidates = (scores.unsqueeze(-1) + log_probs).reshape(B, k * V)
+    new_scores, flat = candidates.topk(k, dim=1)
+    return new_scores, flat // V, flat % V
+
+
+@torch.no_grad()
+def beam_search(
+    step: StepFn,
+    init_state: State,
+    batch_size: int,
+    bos: int,
+    eos: int,
+    beam_size: int,
+    max_len: int,
+    alpha: float = 0.0,
+    n_best: int = 1,
+    *,
+    reorder_state: ReorderFn = index_state,
+    keep_history: bool = False,
+    device: torch.device | str | None = None,
+) -> SearchResult:
+    r"""Beam search for ``B`` sentences at once, all beams in one ``(B*k, ...)`` batch.
+
+    Row ``b*k + j`` of the prefix and of the state is beam entry ``j`` of sentence ``b``.
+    At the start only entry 0 (``<bos>``) is live; the others have score ``-inf``, so step 1
+    picks the ``k`` best first tokens. Each step calls ``step`` once on all ``B*k`` rows and
+    keeps the ``k`` best of the ``k|Y|`` candidates per sentence (:func:`beam_step`), ranked
+    by :math:`\log P` (``alpha`` is used only for the final ranking, as in the book).
+
+    Implementation note: each entry's ``k`` best tokens are shortlisted first (``topk`` on
+    ``(B, k, |Y|)``), then :func:`beam_step` picks among the :math:`k^2` shortlisted
+    candidates — the same beam as ranking all :math:`k|\mathcal Y|` candidates, since a
+    candidate outside its entry's top ``k`` has ``k`` better candidates from that entry alone.
+
+    A hypothesis that emits ``<eos>`` is *finished*: it keeps its beam slot and its score but
+    is not extended (its only candidate is itself, padded with ``<eos>`` at log-probability
+    0). The search stops after ``max_len`` steps, or earlier when every slot of every
+    sentence holds a finished hypothesis. The final ``k`` entries of each sentence (finished,
+    or cut at ``max_len``) are ranked by :math:`\log P / L^{\alpha}` (module docstring).
+
+    Args:
+        step, init_state, batch_size, bos, eos, max_len: as in :func:`greedy_search`.
+        beam_size: :math:`k \ge 1` (it may exceed :math:`|\mathcal Y|`).
+        alpha: the length-normalisation exponent :math:`\alpha`.
+        n_best: how many hypotheses to return per sentence, ``1 <= n_best <= beam_size``
+            (fewer when fewer than ``n_best`` have a non-zero probability).
+        reorder_state: ``(state, index) -> state`` selecting rows; the default
+            :func:`index_state` indexes dim 0.
+        keep_history: record the beam after every step in ``result.history``.
+        device: where the prefix tensor lives (default: the device of ``init_state``).
+    """
+    _check_search_args(batch_size, bos, eos, max_len)
+    _check_int("beam_size", beam_size, 1)
+    _check_int("n_best", n_best, 1)
+    if n_best > beam_size:
+        raise ValueError(f"n_best={n_best} cannot exceed beam_size={beam_size}")
+    B, k = batch_size, beam_size
+    dev = _device(init_state, device)
+    offsets = torch.arange(B, device=dev).unsqueeze(1) * k  # (B, 1): first row of sentence b
+    state = reorder_state(init_state, torch.arange(B, device=dev).repeat_interleave(k))
+    prefix = torch.full((B * k, 1), bos, dtype=torch.long, device=dev)
+    finished = torch.zeros(B, k, dtype=torch.bool, device=dev)
+    scores: torch.Tensor | None = None
+    stay: torch.Tensor | None = None
+    stats, history = SearchStats(), ([] if keep_history else None)
+    for _ in range(max_len):
+        log_probs, state = _call_step(step, prefix, state, eos)
+        V = log_probs.shape[1]
+        stats.add(B * k, V)
+        log_probs = log_probs.view(B, k, V)
+        kk = min(k, V)
+        if scores is None:  # first step: only entry 0 of each beam is live
+            scores = torch.full((B, k), -math.inf, dtype=log_probs.dtype, device=dev)
+            scores[:, 0] = 0.0
+            stay = torch.full((kk,), -math.inf, dtype=log_probs.dtype, device=dev)
+            stay[0] = 0.0
+        # The k best of the k|Y| candidates are among the k best extensions of each entry,
+        # so shortlist those first: same result as beam_step on all k|Y|, less memory traffic.
+        short_lp, short_tok = log_probs.topk(kk, dim=-1)  # (B, k, kk)
+        if bool(finished.any()):  # a finished entry's only candidate: itself + <eos>, cost 0
+            done = finished.unsqueeze(-1)
+            short_lp = torch.where(done, stay, short_lp)
+            short_tok = torch.where(done, torch.full_like(short_tok, eos), short_tok)
+        scores, beam_idx, pos = beam_step(scores, short_lp)
+        token_idx = short_tok.view(B, k * kk).gather(1, beam_idx * kk + pos)
+        rows = (offsets + beam_idx).view(-1)
+        prefix = torch.cat([prefix.index_select(0, rows), token_idx.view(-1, 1)], dim=1)
+        state = reorder_state(state, rows)
+        finished = finished.gather(1, beam_idx) | (token_idx == eos)
+        if history is not None:
+            tokens_so_far = prefix[:, 1:].view(B, k, -1).clone()
+            history.append(BeamStepRecord(tokens_so_far, scores.clone(), finished.clone()))
+        if bool((finished | torch.isinf(scores)).all()):
+            break
+    assert scores is not None
+    tokens, log_p = prefix[:, 1:].tolist(), scores.view(-1).tolist()
+    hyps = []
+    for b in range(B):
+        rows = range(b * k, (b + 1) * k)
+        hyps.append(_rank([_hypothesis(tokens[r], log_p[r], eos, alpha) for r in rows], n_best))
+    return SearchResult(hyps, stats, history)
+
+
+# --------------------------------------------------------------------------- exhaustive
+
+
+@torch.no_grad()
+def exhaustive_search(
+    step: StepFn,
+    init_state: State,
+    batch_size: int,
+    bos: int,
+    eos: int,
+    max_len: int,
+    alpha: float = 0.0,
+    n_best: int | None = 1,
+    *,
+    reorder_state: ReorderFn = index_state,
+    max_rows: int = 1_000_000,
+    device: torch.device | str | None = None,
+) -> SearchResult:
+    r"""Score *every* output sequence up to ``max_len`` tokens and rank them.
+
+    The candidates are all sequences :math:`y_1, \ldots, y_L` with :math:`L \le` ``max_len``
+    that end with ``<eos>`` and contain no earlier ``<eos>``, plus the
+    :math:`(|\mathcal Y|-1)^{\text{max\_len}}` sequences cut at ``max_len`` without one —
+    the same candidates beam search can return. They are ranked by
+    :math:`\log P / L^{\alpha}`; ``n_best=None`` returns all of them (probability-0
+    sequences are dropped). The cost grows like :math:`|\mathcal Y|^{T'}`: a
+    :class:`ValueError` is raised when a step would feed more than ``max_rows`` prefixes.
+    """
+    _check_search_args(batch_size, bos, eos, max_len)
+    if n_best is not None:
+        _check_int("n_best", n_best, 1)
+    dev = _device(init_state, device)
+    prefix = torch.full((batch_size, 1), bos, dtype=torch.long, device=dev)
+    owner = torch.arange(batch_size, device=dev)  # which sentence each row belongs to
+    state, stats = init_state, SearchStats()
+    log_p: torch.Tensor | None = None
+    found: list[list[Hypothesis]] = [[] for _ in range(batch_size)]
+    for t in range(max_len):
+        log_probs, state = _call_step(step, prefix, state, eos)
+        n, V = log_probs.shape
+        stats.add(n, V)
+        if log_p is None:
+            log_p = torch.zeros(n, dtype=log_probs.dtype, device=dev)
+            live_need = batch_size * (V - 1) ** (max_len - 1)
+            if live_need > max_rows:
+                raise ValueError(
+                    f"exhaustive search would feed {live_need} prefixes in its last step "
+                    f"(|Y|={V}, max_len={max_len}); the limit is max_rows={max_rows}"
+                )
+        candidates = log_p.unsqueeze(1) + log_probs  # (n, V)
+        others = torch.tensor([y for y in range(V) if y != eos], dtype=torch.long, device=dev)
+        ended = [(eos, candidates[:, eos])]  # sequences ending with <eos> now
+        if t == max_len - 1:  # ... and, at max_len, the ones cut without it
+            ended += [(int(y), candidates[:, y]) for y in others.tolist()]
+        pre, who = prefix[:, 1:].tolist(), owner.tolist()
+        for y, lp in ended:
+            for i, value in enumerate(lp.tolist()):
+                found[who[i]].append(_hypothesis(pre[i] + [y], value, eos, alpha))
+        if t == max_len - 1 or others.numel() == 0:
+            break
+        rows = torch.arange(n, device=dev).repeat_interleave(others.numel())
+        next_tok = others.repeat(n)
+        prefix = torch.cat([prefix.index_select(0, rows), next_tok.unsqueeze(1)], dim=1)
+        log_p = candidates[rows, next_tok]
+        owner = owner.index_select(0, rows)
+        state = reorder_state(state, rows)
+    return SearchResult([_rank(hyps, n_best) for hyps in found], stats)
+
+
+# --------------------------------------------------------------------------- tables
+
+
+ProbRow = Mapping[str, float] | Sequence[float]
+
+
+class TableStep:
+    """A step function read from a hand-written probability table (for teaching and tests).
+
+    ``table`` maps a prefix (a tuple of generated tokens, ``<bos>`` excluded) to the
+    distribution of the next token: a dict ``{token: probability}`` (missing tokens get 0) or
+    a list in vocabulary order. Prefixes not in the table get ``default`` (same forms) or
+    raise :class:`KeyError` when ``default`` is ``None``. A prefix that already contains
+    ``<eos>`` (a finished beam entry, whose extensions the search ignores) gets a uniform row.
+    Token ids are positions in ``vocab``; ``bos`` is ``len(vocab)``, outside the vocabulary.
+
+    The state is not used: pass ``init_state=None`` and ``batch_size`` to the searches.
+    """
+
+    def __init__(
+        self,
+        vocab: Sequence[str],
+        table: Mapping[tuple[str, ...], ProbRow],
+        default: ProbRow | None = None,
+        *,
+        eos_token: str = "<eos>",
+        dtype: torch.dtype = torch.float64,
+    ) -> None:
+        self.vocab = list(vocab)
+        if len(set(self.vocab)) != len(self.vocab):
+            raise ValueError(f"vocab has duplicate tokens: {self.vocab}")
+        if eos_token not in self.vocab:
+            raise ValueError(f"vocab must contain the end token {eos_token!r}")
+        self.ids = {tok: i for i, tok in enumerate(self.vocab)}
+        self.eos, self.bos, self.dtype = self.ids[eos_token], len(self.vocab), dtype
+        self.table: dict[tuple[int, ...], list[float]] = {}
+        for key, row in table.items():
+            if not isinstance(key, tuple):
+                raise TypeError(f"table keys must be tuples of tokens, got {key!r}")
+            unknown = [tok for tok in key if tok not in self.ids]
+            if unknown:
+                raise ValueError(f"prefix {key} has tokens not in the vocabulary: {unknown}")
+            self.table[tuple(self.ids[tok] for tok in key)] = self._row(row, f"table[{key}]")
+        self.default = None if default is None else self._row(default, "default")
+
+    def _row(self, row: ProbRow, where: str) -> list[float]:
+        if isinstance(row, Mapping):
+            unknown = [tok for tok in row if tok not in self.ids]
+            if unknown:
+                raise ValueError(f"{where} has tokens not in the vocabulary: {unknown}")
+            probs = [float(row.get(tok, 0.0)) for tok in self.vocab]
+        else:
+            probs = [float(p) for p in row]
+            if len(probs) != len(self.vocab):
+                raise ValueError(
+                    f"{where} has {len(probs)} probabilities for {len(self.vocab)} tokens"
+                )
+        if any(p < 0 for p in probs) or abs(sum(probs) - 1.0) > 1e-6:
+            raise ValueError(f"{where} is not a probability distribution: {probs}")
+        return probs
+
+    def probs(self, prefix: Sequence[int]) -> list[float]:
+        """:math:`P(\\cdot \\mid` ``prefix`` :math:`)` for a prefix of token ids."""
+        key = tuple(prefix)
+        if key in self.table:
+            return self.table[key]
+        if self.eos in key:
+            return [1.0 / len(self.vocab)] * len(self.vocab)
+        if self.default is None:
+            raise KeyError(f"no probabilities for prefix {self.decode(key)} and no default")
+        return self.default
+
+    def __call__(self, prefix: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
+        rows = [self.probs(row) for row in prefix[:, 1:].tolist()]
+        return torch.tensor(rows, dtype=self.dtype, device=prefix.device).log(), state
+
+    def encode(self, tokens: Sequence[str]) -> list[int]:
+        return [self.ids[tok] for tok in tokens]
+
+    def decode(self, ids: Sequence[int]) -> list[str]:
+        return [self.vocab[i] for i in ids]
+
+    def sequence_prob(self, tokens: Sequence[str]) -> float:
+        """:math:`P(y_1, \\ldots, y_L) = \\prod_{t'} P(y_{t'} \\mid y_{<t'})` of ``tokens``."""
+        ids, p = self.encode(tokens), 1.0
+        for t, y in enumerate(ids):
+            p *= self.probs(ids[:t])[y]
+        return p
+
+
+@dataclass(frozen=True)
+class TableExample:
+    """A worked example: the table step function and the search settings that go with it."""
+
+    step: TableStep
+    max_len: int
+
+    @property
+    def bos(self) -> int:
+        return self.step.bos
+
+    @property
+    def eos(self) -> int:
+        return self.step.eos
+
+
+def seed_greedy_example() -> TableExample:
+    """The greedy-search example of d2l §9.8 (seed 000): tokens A, B, C, ``<eos>``.
+
+    Greedy search picks A → B → C → ``<eos>`` with probability
+    :math:`0.5 \\cdot 0.4 \\cdot 0.4 \\cdot 0.6 = 0.048`; taking the second-best C at step 2
+    leads to A → C → B → ``<eos>`` with :math:`0.5 \\cdot 0.3 \\cdot 0.6 \\cdot 0.6 = 0.054`.
+    The rows on those two paths follow the book's figures; every other prefix gets the
+    uniform distribution (our fill-in; the book does not say). Note that in this table the
+    one-token sentence ``<eos>`` (0.1) and A ``<eos>`` (:math:`0.5 \\cdot 0.2 = 0.1`) are more
+    likely than either path — the example is about greedy missing the better *path*, and is
+    a good case for length normalisation.
+    """
+    vocab = ["A", "B", "C", "<eos>"]
+    table = {
+        (): {"A": 0.5, "B": 0.2, "C": 0.2, "<eos>": 0.1},
+        ("A",): {"A": 0.1, "B": 0.4, "C": 0.3, "<eos>": 0.2},
+        ("A", "B"): {"A": 0.2, "B": 0.2, "C": 0.4, "<eos>": 0.2},
+        ("A", "B", "C"): {"A": 0.1, "B": 0.1, "C": 0.2, "<eos>": 0.6},
+        ("A", "C"): {"A": 0.1, "B": 0.6, "C": 0.2, "<eos>": 0.1},
+        ("A", "C", "B"): {"A": 0.1, "B": 0.1, "C": 0.2, "<eos>": 0.6},
+    }
+    return TableExample(TableStep(vocab, table, default=[0.25] * 4), max_len=4)
+
+
+def seed_beam_example() -> TableExample:
+    """The beam-search example of d2l §9.8.3 (seed 000): :math:`\\mathcal Y = \\{A, B, C, D, E\\}`,
+    beam size 2, maximum length 3.
+
+    ``<eos>`` is in the vocabulary but has probability 0 everywhere (the book leaves it out),
+    so every hypothesis runs to length 3. With beam size 2 the beams are {A, C} after step 1,
+    {A B, C E} after step 2 and {A B D, C E D} after step 3 — the book's six candidates
+    (i) A, (ii) C, (iii) A B, (iv) C E, (v) A B D, (vi) C E D, which ``keep_history=True``
+    exposes. The book gives no numbers; the probabilities are ours, chosen so that the
+    search takes exactly those steps (no ties among the candidates that matter). Other
+    prefixes get the uniform distribution over A–E.
+    """
+    vocab = ["A", "B", "C", "D", "E", "<eos>"]
+    table = {
+        (): {"A": 0.4, "B": 0.1, "C": 0.3, "D": 0.1, "E": 0.1},
+        ("A",): {"A": 0.1, "B": 0.5, "C": 0.1, "D": 0.2, "E": 0.1},
+        ("C",): {"A": 0.1, "B": 0.1, "C": 0.1, "D": 0.2, "E": 0.5},
+        ("A", "B"): {"A": 0.15, "B": 0.15, "C": 0.15, "D": 0.4, "E": 0.15},
+        ("C", "E"): {"A": 0.2, "B": 0.1, "C": 0.1, "D": 0.5, "E": 0.1},
+    }
+    uniform = {tok: 0.2 for tok in "ABCDE"}
+    return TableExample(TableStep(vocab, table, default=uniform), max_len=3)
+
+
+def beam_candidates(
+    history: Sequence[BeamStepRecord], sentence: int = 0
+) -> list[tuple[list[int], float]]:
+    """Every (tokens, :math:`\\log P`) the beam held after each step, in order (d2l's candidates).
+
+    For :func:`seed_beam_example` with beam size 2 this is the book's list of six candidates.
+    Empty slots (``-inf``) are skipped.
+    """
+    out = []
+    for record in history:
+        for tokens, lp in zip(
+            record.tokens[sentence].tolist(), record.log_probs[sentence].tolist(), strict=True
+        ):
+            if math.isfinite(lp):
+                out.append((tokens, lp))
+    return out
