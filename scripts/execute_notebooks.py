@@ -77,6 +77,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=int, default=900, help="seconds per cell")
     args = parser.parse_args()
     os.environ.update(SEQ2SEQ_DEVICE="cpu", SEQ2SEQ_PROFILE="quick", CUDA_VISIBLE_DEVICES="")
+    # the kernels import this checkout's seq2seq_lib, whatever copy pip installed
+    root = str(Path(__file__).resolve().parents[1])
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
     for path in args.notebooks or chapter_paths():
         print(f"{path}: executing ...", flush=True)
         print(f"{path}: done in {execute(path.resolve(), args.timeout):.0f} s", flush=True)

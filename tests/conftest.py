@@ -13,3 +13,5 @@ sys.path.insert(0, str(ROOT / "scripts"))
 os.environ["SEQ2SEQ_DEVICE"] = "cpu"
 os.environ["SEQ2SEQ_PROFILE"] = "quick"
 os.environ["CUDA_VISIBLE_DEVICES"] = ""
+# ... and import this checkout's seq2seq_lib, whatever copy pip installed.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
