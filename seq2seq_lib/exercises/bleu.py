@@ -29,7 +29,7 @@ def _cases() -> list[tuple[list[str], list[list[str]], int]]:
     return cases
 
 
-def check_clipped_precision(fn: ClippedPrecisionFn, label: str = "Exercise 9.2") -> None:
+def check_clipped_precision(fn: ClippedPrecisionFn, label: str = "Exercise 10.1") -> None:
     """Check ``fn(hypothesis, references, n) -> (matches, total)`` on token lists.
 
     ``matches``: hypothesis n-grams found in the references, each counted at most as often
