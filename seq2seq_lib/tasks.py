@@ -425,6 +425,11 @@ def run_length_sweep(
     reach 1.0. With ``keep_bias=0`` (PyTorch's default initialisation) the same budget is
     too short for the gated cells: they stay at chance from ``T = 20`` (LSTM) or ``50``
     (GRU) on, while the vanilla RNN still solves ``T = 20``.
+
+    Speed: these models are so small that their time goes into launching operations. With
+    ``torch.set_num_threads(1)`` a GRU at ``T = 60`` trains in about 7 s on a busy 2-core
+    machine; with two threads competing with other processes the same run took minutes.
+    The chapters therefore use one thread.
     """
     results = []
     for T in seq_lens:
