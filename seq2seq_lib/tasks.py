@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from seq2seq_lib.cache import Trained, train_or_load
 from seq2seq_lib.cells import CellType, LSTMCell
 from seq2seq_lib.rnn import scratch_like
 
@@ -118,6 +119,40 @@ def first_token_task(
     tokens = torch.randint(low, V, (batch_size, seq_len), generator=g)
     tokens[:, 0] = y
     return F.one_hot(tokens, V).float(), y
+
+
+IGNORE_INDEX = -100  # the label of a position without a target (``F.cross_entropy`` skips it)
+
+
+def lookahead_task(
+    batch_size: int, seq_len: int, vocab_size: int = 8, lag: int = 2, seed: Seed = 0
+) -> tuple[Tensor, Tensor]:
+    """A tagging task that needs the *future*: tag every token with the token ``lag`` steps later.
+
+    Tokens ``x_1 .. x_T`` are drawn uniformly from ``{0, ..., V-1}``; the tag of position
+    ``t`` is ``y_t = x_{t+lag}``. The last ``lag`` positions have no later token; their tag
+    is :data:`IGNORE_INDEX`. A model that reads left to right has not seen ``x_{t+lag}``
+    when it must tag ``x_t``, so the best it can do is accuracy ``1/V``; a bidirectional
+    model can read it from its backward state.
+
+    Args:
+        batch_size: ``B``.
+        seq_len: ``T > lag``.
+        vocab_size: ``V >= 2``.
+        lag: ``>= 1``, how far ahead the tag lies.
+        seed: an int or a ``torch.Generator`` (CPU).
+
+    Returns:
+        one-hot ``X (B, T, V)`` float32 and the tags ``y (B, T)`` int64.
+    """
+    for name, value, low in (("lag", lag, 1), ("vocab_size", vocab_size, 2)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    _check_sizes(batch_size, seq_len, lag + 1)
+    tokens = torch.randint(0, vocab_size, (batch_size, seq_len), generator=_generator(seed))
+    y = torch.full_like(tokens, IGNORE_INDEX)
+    y[:, :-lag] = tokens[:, lag:]
+    return F.one_hot(tokens, vocab_size).float(), y
 
 
 # -- one object per task: data, loss, metric, chance level ---------------------------------------
@@ -291,6 +326,82 @@ def hidden_grad_norms(model: SequenceModel, X: Tensor, y: Tensor, task: Task) ->
     return torch.stack([H.grad.norm() for H in hidden]).detach().cpu()
 
 
+def trained_sequence_model(
+    cell_type: CellType,
+    task_name: TaskName,
+    seq_len: int,
+    *,
+    hidden_size: int = 32,
+    steps: int = 300,
+    batch_size: int = 64,
+    lr: float = 1e-2,
+    keep_bias: float = 3.0,
+    seed: int = 0,
+    device: torch.device | str = "cpu",
+) -> Trained:
+    """One model of the length sweep, trained once and then loaded from the model cache.
+
+    The same recipe as :func:`run_length_sweep` (``torch.manual_seed(seed)`` before the model
+    is built, then :func:`train_sequence_model`), run through
+    :func:`~seq2seq_lib.cache.train_or_load`, so that every chapter asking for the same
+    configuration gets the same weights and trains only on the first call. ``keep_bias``
+    is stored as 0 for the vanilla RNN, which has no gate (the model is the same).
+
+    The returned ``history`` holds the training losses and ``metric``: the task's held-out
+    metric from :func:`evaluate` (accuracy or MSE), computed right after training.
+    """
+    task = make_task(task_name, seq_len)
+    keep_bias = 0.0 if cell_type == "rnn" else float(keep_bias)
+    config = {
+        "cell_type": cell_type, "task": task_name, "seq_len": seq_len,
+        "hidden_size": hidden_size, "steps": steps, "batch_size": batch_size, "lr": lr,
+        "keep_bias": keep_bias, "seed": seed,
+    }  # fmt: skip
+
+    def build() -> SequenceModel:
+        torch.manual_seed(seed)
+        return SequenceModel(
+            cell_type, task.input_size, hidden_size, task.output_size, keep_bias=keep_bias
+        )
+
+    def train(model: nn.Module) -> dict[str, Any]:
+        history = train_sequence_model(
+            model, task, steps=steps, batch_size=batch_size, lr=lr, seed=seed
+        )
+        history["metric"] = evaluate(model, task)
+        return history
+
+    name = f"sweep-{task_name}-{cell_type}-T{seq_len}"
+    return train_or_load(name, config, build, train, device=device)
+
+
+def cached_length_sweep(
+    cell_type: CellType,
+    seq_lens: tuple[int, ...] | list[int],
+    seeds: tuple[int, ...] | list[int] = (0,),
+    *,
+    task_name: TaskName = "first_token",
+    keep_bias: float = 3.0,
+    device: torch.device | str = "cpu",
+    **budget: Any,
+) -> dict[int, list[float]]:
+    """The held-out metric of one model per (length, seed), from :func:`trained_sequence_model`.
+
+    Returns ``{T: [metric of seed s for s in seeds]}``. Every model is cached, so a later
+    chapter that asks for the same cell, lengths and budget (``budget``: ``hidden_size``,
+    ``steps``, ``batch_size``, ``lr``) loads them instead of training again.
+    """
+    return {
+        T: [
+            trained_sequence_model(
+                cell_type, task_name, T, keep_bias=keep_bias, seed=s, device=device, **budget
+            ).history["metric"]
+            for s in seeds
+        ]
+        for T in seq_lens
+    }
+
+
 def run_length_sweep(
     cell_types: tuple[CellType, ...] = ("rnn", "gru", "lstm"),
     seq_lens: tuple[int, ...] = (10, 30, 60),
@@ -314,6 +425,11 @@ def run_length_sweep(
     reach 1.0. With ``keep_bias=0`` (PyTorch's default initialisation) the same budget is
     too short for the gated cells: they stay at chance from ``T = 20`` (LSTM) or ``50``
     (GRU) on, while the vanilla RNN still solves ``T = 20``.
+
+    Speed: these models are so small that their time goes into launching operations. With
+    ``torch.set_num_threads(1)`` a GRU at ``T = 60`` trains in about 7 s on a busy 2-core
+    machine; with two threads competing with other processes the same run took minutes.
+    The chapters therefore use one thread.
     """
     results = []
     for T in seq_lens:

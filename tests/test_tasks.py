@@ -8,13 +8,18 @@ import torch
 from seq2seq_lib.cells import LSTMCell
 from seq2seq_lib.rnn import scratch_like
 from seq2seq_lib.tasks import (
+    IGNORE_INDEX,
     SequenceModel,
     adding_problem,
+    cached_length_sweep,
     evaluate,
     first_token_task,
     hidden_grad_norms,
+    lookahead_task,
     make_task,
+    run_length_sweep,
     train_sequence_model,
+    trained_sequence_model,
 )
 
 
@@ -161,3 +166,66 @@ def test_vanilla_rnn_gradient_vanishes_through_time():
     X, y = task.sample(32, seed=0)
     norms = hidden_grad_norms(model, X, y, task)
     assert norms[0] < 1e-3 * norms[-1]
+
+
+# -- look-ahead tagging ---------------------------------------------------------------------------
+@pytest.mark.parametrize(("T", "V", "lag"), [(2, 2, 1), (9, 5, 3), (20, 8, 2)])
+def test_lookahead_task_tags_are_later_tokens(T, V, lag):
+    X, y = lookahead_task(64, T, vocab_size=V, lag=lag, seed=4)
+    assert X.shape == (64, T, V) and X.dtype == torch.float32
+    assert y.shape == (64, T) and y.dtype == torch.int64
+    assert torch.equal(X.sum(-1), torch.ones(64, T))
+    tokens = X.argmax(-1)
+    assert torch.equal(y[:, : T - lag], tokens[:, lag:])
+    assert (y[:, T - lag :] == IGNORE_INDEX).all()
+    assert torch.equal(X, lookahead_task(64, T, V, lag, seed=4)[0])
+    assert not torch.equal(X, lookahead_task(64, T, V, lag, seed=5)[0])
+
+
+def test_lookahead_task_tags_are_independent_of_the_past():
+    """A causal tagger cannot beat 1/V: the tag x_{t+lag} is independent of x_1..x_t."""
+    X, y = lookahead_task(20_000, 6, vocab_size=4, lag=2, seed=0)
+    tokens = X.argmax(-1)
+    for t in range(4):
+        joint = torch.zeros(4, 4)
+        joint.index_put_((tokens[:, t], y[:, t]), torch.ones(20_000), accumulate=True)
+        cond = joint / joint.sum(1, keepdim=True)  # P(tag | current token)
+        assert (cond - 0.25).abs().max() < 0.03
+
+
+def test_bad_lookahead_arguments():
+    with pytest.raises(ValueError, match="lag"):
+        lookahead_task(4, 5, lag=0)
+    with pytest.raises(ValueError, match="seq_len"):
+        lookahead_task(4, 2, lag=2)
+    with pytest.raises(ValueError, match="vocab_size"):
+        lookahead_task(4, 5, vocab_size=1)
+
+
+# -- the cached models of the length sweep --------------------------------------------------------
+def test_trained_sequence_model_is_the_sweep_recipe_and_is_cached(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEQ2SEQ_CACHE", str(tmp_path))
+    kwargs = dict(hidden_size=8, steps=20, batch_size=16, lr=0.02, seed=3)
+    first = trained_sequence_model("gru", "first_token", 5, **kwargs)
+    second = trained_sequence_model("gru", "first_token", 5, **kwargs)
+    assert (first.loaded, second.loaded) == (False, True)
+    assert second.history == first.history
+    sweep = run_length_sweep(("gru",), (5,), hidden_size=8, steps=20, batch_size=16, lr=0.02,
+                             seed=3)  # fmt: skip
+    assert first.history["metric"] == sweep[0]["accuracy"]
+    assert first.history["loss"][-1] == sweep[0]["final_loss"]
+    rnn = trained_sequence_model("rnn", "first_token", 5, keep_bias=3.0, **kwargs)
+    again = trained_sequence_model("rnn", "first_token", 5, keep_bias=0.0, **kwargs)
+    assert again.loaded and again.path == rnn.path  # an RNN has no gate to bias
+
+
+def test_cached_length_sweep_collects_the_cached_metrics(tmp_path, monkeypatch):
+    monkeypatch.setenv("SEQ2SEQ_CACHE", str(tmp_path))
+    kwargs = dict(hidden_size=6, steps=10, batch_size=8)
+    sweep = cached_length_sweep("lstm", [3, 4], seeds=[0, 1], **kwargs)
+    assert list(sweep) == [3, 4] and all(len(v) == 2 for v in sweep.values())
+    for T in (3, 4):
+        for i, s in enumerate((0, 1)):
+            one = trained_sequence_model("lstm", "first_token", T, seed=s, **kwargs)
+            assert one.loaded and one.history["metric"] == sweep[T][i]
+    assert len(list(tmp_path.glob("*.pt"))) == 4
