@@ -219,10 +219,9 @@ class GRUCell(RecurrentCell):
     * ``"pytorch"`` (cuDNN, ``nn.GRU``, ``nn.GRUCell``) resets the *result* of the product,
       ``R_t ⊙ (H_{t-1} W_hh + b_hh)``: unit ``j`` silences *output* ``j``. This lets the
       product ``H_{t-1} W_h`` of all three gates be one matrix multiply that does not wait
-      for ``R_t``, which is faster. It is Cho et al.'s (2014) appendix variant as well.
+      for ``R_t``, which is faster (Keras calls it ``reset_after=True``).
 
-    With the same weights the two give different numbers; both learn equally well in
-    practice. ``"pytorch"`` equals ``nn.GRU`` with copied weights (see :mod:`seq2seq_lib.rnn`).
+    With the same weights the two give different numbers. ``"pytorch"`` equals ``nn.GRU`` with copied weights (see :mod:`seq2seq_lib.rnn`).
     Biases: ``b_r = b_xr + b_hr``, ``b_z = b_xz + b_hz``; for ``"cho"`` also
     ``b_h = b_xh + b_hh``.
 
