@@ -11,25 +11,25 @@ The cells use the book's symbols and its *row-vector* convention: a minibatch of
 A cell stores the matrices of all its ``G`` gates side by side, in PyTorch's gate order, so
 that one matrix product computes every gate at once:
 
-========  ====================  =======================================================
+========  =====================  =======================================================
 cell      gates (column blocks)  parameters
-========  ====================  =======================================================
+========  =====================  =======================================================
 RNN       ``h``                  ``W_x (d, h)``, ``W_h (h, h)``, ``b_x, b_h (h,)``
 GRU       ``r, z, h``            ``W_x (d, 3h)``, ``W_h (h, 3h)``, ``b_x, b_h (3h,)``
 LSTM      ``i, f, c, o``         ``W_x (d, 4h)``, ``W_h (h, 4h)``, ``b_x, b_h (4h,)``
-========  ====================  =======================================================
+========  =====================  =======================================================
 
 ``W_x`` is PyTorch's ``weight_ih`` transposed and ``W_h`` its ``weight_hh`` transposed.
 Like PyTorch a cell has two bias vectors, ``b_x`` (``bias_ih``) and ``b_h`` (``bias_hh``);
 the book's single bias of a gate is their sum, ``b_r = b_xr + b_hr``. Keeping both makes
 a cell with copied weights compute *exactly* what ``nn.RNN/GRU/LSTM`` computes, gradients
-of both biases included. :meth:`gate` returns the book's per-gate blocks as views.
+of both biases included. :meth:`RecurrentCell.gate` returns the book's per-gate blocks as views.
 
 Every cell splits its step in two so that a layer can hoist work out of the time loop:
 
-* :meth:`project_input` — everything that does not depend on ``H_{t-1}`` (``X_t W_x`` plus
+* :meth:`RecurrentCell.project_input` — everything that does not depend on ``H_{t-1}`` (``X_t W_x`` plus
   the biases that can be added there); it accepts ``(B, d)`` or all steps ``(B, T, d)``;
-* :meth:`step` — the recurrent part, given one projected input ``(B, G*h)``.
+* :meth:`RecurrentCell.step` — the recurrent part, given one projected input ``(B, G*h)``.
 
 ``cell(X, state)`` does both for one step, like ``nn.GRUCell``.
 """
@@ -61,7 +61,7 @@ class GateParams(NamedTuple):
 class RecurrentCell(nn.Module):
     """The common part of :class:`RNNCell`, :class:`GRUCell` and :class:`LSTMCell`.
 
-    Subclasses set :attr:`gate_names` (PyTorch's order) and implement :meth:`step`.
+    Subclasses set ``gate_names`` (PyTorch's order) and implement :meth:`step`.
     """
 
     gate_names: tuple[str, ...] = ()
@@ -221,7 +221,8 @@ class GRUCell(RecurrentCell):
       product ``H_{t-1} W_h`` of all three gates be one matrix multiply that does not wait
       for ``R_t``, which is faster (Keras calls it ``reset_after=True``).
 
-    With the same weights the two give different numbers. ``"pytorch"`` equals ``nn.GRU`` with copied weights (see :mod:`seq2seq_lib.rnn`).
+    With the same weights the two give different numbers. ``"pytorch"`` equals ``nn.GRU``
+    with copied weights (see :mod:`seq2seq_lib.rnn`).
     Biases: ``b_r = b_xr + b_hr``, ``b_z = b_xz + b_hz``; for ``"cho"`` also
     ``b_h = b_xh + b_hh``.
 

@@ -287,8 +287,8 @@ PAD_ID, BOS_ID, EOS_ID, UNK_ID = range(4)
 
 
 class Vocab:
-    """A token ↔ index table with the reserved tokens ``<pad>``=0, ``<bos>``=1, ``<eos>``=2,
-    ``<unk>``=3.
+    """A token ↔ index table with the reserved tokens ``<pad>`` = 0, ``<bos>`` = 1,
+    ``<eos>`` = 2 and ``<unk>`` = 3.
 
     :meth:`build` counts tokens (build it from the **training split only**, so validation
     and test words the model never saw map to ``<unk>``), keeps those seen at least

@@ -260,9 +260,9 @@ def train_sequence_model(
     """Train ``model`` in place with Adam on fresh batches of ``task``; return its history.
 
     Every step draws a new batch from a generator seeded with ``seed``; gradients are
-    clipped to norm ``clip``. The history (plain numbers, for :func:`~seq2seq_lib.cache.
-    train_or_load`) holds ``step`` and ``loss`` every ``log_every`` steps, the wall time
-    ``seconds`` and the settings.
+    clipped to norm ``clip``. The history (plain numbers, for
+    :func:`~seq2seq_lib.cache.train_or_load`) holds ``step`` and ``loss`` every
+    ``log_every`` steps, the wall time ``seconds`` and the settings.
     """
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")

@@ -176,3 +176,19 @@ def test_config_names_repository_once_and_turns_execution_off():
     assert cfg["repository"]["url"].startswith("https://github.com/")
     assert "sphinx-mathjax-offline" in cfg["sphinx"]["extra_extensions"]
     assert cfg["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
+
+
+def test_bibliography_parses_and_has_the_required_papers():
+    from pybtex.database import parse_file
+
+    entries = parse_file(str(ROOT / "references.bib"), bib_format="bibtex").entries
+    required = {"hochreiter1997lstm", "bengio1994learning", "pascanu2013difficulty", "cho2014learning",
+                "sutskever2014sequence", "bahdanau2015neural", "luong2015effective",
+                "papineni2002bleu", "post2018call"}
+    assert required <= set(entries)
+    cited = set()
+    pages = [ROOT / f"{f}.md" for f in toc_files() if (ROOT / f"{f}.md").exists()]
+    for path in [*NOTEBOOKS, *pages]:
+        cited |= set(re.findall(r"\{cite:[pt]\}`([^`]+)`", path.read_text(encoding="utf-8")))
+    keys = {k.strip() for group in cited for k in group.split(",")}
+    assert keys <= set(entries), f"cited but not in references.bib: {sorted(keys - set(entries))}"
