@@ -71,6 +71,26 @@ def _check_source(src: torch.Tensor, src_lengths: torch.Tensor) -> None:
         )
 
 
+def sequence_log_prob(log_probs: torch.Tensor, targets: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """:math:`\\log p(y \\mid x) = \\sum_t m_t \\log p(y_t \\mid y_{<t}, x)` per sequence.
+
+    Args:
+        log_probs: ``(N, T, V)`` log-probabilities (log-softmax of the decoder's logits).
+        targets: ``(N, T)`` token ids; positions equal to ``pad_id`` (:math:`m_t = 0`) add 0.
+
+    Returns:
+        ``(N,)``: the log-probability of each whole target sequence.
+    """
+    if log_probs.dim() != 3 or targets.shape != log_probs.shape[:2]:
+        raise ValueError(
+            f"expected log_probs (N, T, V) and targets (N, T), got {tuple(log_probs.shape)} "
+            f"and {tuple(targets.shape)}"
+        )
+    mask = targets != pad_id
+    token = log_probs.gather(-1, targets.masked_fill(~mask, 0).unsqueeze(-1)).squeeze(-1)
+    return torch.where(mask, token, torch.zeros_like(token)).sum(1)
+
+
 # --------------------------------------------------------------------------- interfaces
 
 
@@ -204,8 +224,7 @@ class EncoderDecoder(nn.Module):
         tgt_out[torch.arange(n, device=tgt.device), lengths] = EOS_ID
         tgt_in = torch.cat([tgt.new_full((n, 1), BOS_ID), tgt], dim=1)
         logp = F.log_softmax(self(src, src_lengths, tgt_in).float(), dim=-1)
-        token_logp = logp.gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1)
-        return token_logp.masked_fill(tgt_out == PAD_ID, 0.0).sum(1)
+        return sequence_log_prob(logp, tgt_out, PAD_ID)
 
     @torch.no_grad()
     def greedy(

@@ -3,6 +3,8 @@
 * :func:`translate` — token lists in, token lists out, greedy decoding in batches (any
   ``decode`` function with the signature of :func:`~seq2seq_lib.encoder_decoder.greedy_decode`
   can be passed, e.g. a beam search).
+* :func:`score_pairs` — :math:`\\log p(y \\mid x)` of given (source, target) token lists, to
+  rank candidate translations (Cho et al., 2014).
 * :func:`bleu` — corpus BLEU (Papineni et al., 2002) with ``sacrebleu`` on **detokenised**
   text, the standard that makes numbers comparable (Post, 2018). Pairs that share a source
   sentence are grouped: the sentence is translated once and scored against all of its
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 import sacrebleu
 import torch
 
-from seq2seq_lib.data import PAD_ID, Batch, TokenPair, Vocab, collate, detokenize, encode_source
+from seq2seq_lib.data import EOS_ID, PAD_ID, Batch, TokenPair, Vocab, collate, detokenize, encode_source
 from seq2seq_lib.encoder_decoder import EncoderDecoder, greedy_decode
 
 Decode = Callable[..., list[list[int]]]
@@ -52,6 +54,36 @@ def translate(
         for ids in decode(model, batch.src, batch.src_lengths, max_len=max_len):
             out.append(tgt_vocab.decode(ids))
     return out
+
+
+@torch.no_grad()
+def score_pairs(
+    model: EncoderDecoder,
+    sources: Sequence[Sequence[str]],
+    targets: Sequence[Sequence[str]],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    *,
+    device: torch.device | str = "cpu",
+) -> torch.Tensor:
+    """``(N,)`` log-probabilities :math:`\\log p(y \\mid x)` of the pairs, ``<eos>`` included
+    (:meth:`~seq2seq_lib.encoder_decoder.EncoderDecoder.score`, in eval mode). An empty
+    target is allowed: its score is :math:`\\log p(\\texttt{<eos>} \\mid x)`."""
+    if len(sources) != len(targets) or not sources:
+        raise ValueError(
+            f"need as many sources as targets (at least one), got {len(sources)} and "
+            f"{len(targets)}"
+        )
+    examples = [(encode_source(s, src_vocab), tgt_vocab.encode(t)) for s, t in zip(
+        sources, targets, strict=True)]
+    batch = collate(examples, reverse_source=model.reverse_source).to(device)
+    tgt = batch.tgt_out.masked_fill(batch.tgt_out == EOS_ID, PAD_ID)  # words only
+    was_training = model.training
+    model.eval()
+    try:
+        return model.score(batch.src, batch.src_lengths, tgt).cpu()
+    finally:
+        model.train(was_training)
 
 
 @dataclass

@@ -114,10 +114,11 @@ def _as_schedule(teacher_forcing: float | Schedule) -> Schedule:
 
 
 def _reseed_loader(loader: Iterable[Any], seed: int) -> None:
-    sampler = getattr(loader, "sampler", None)
-    generator = getattr(sampler, "generator", None)
-    if generator is not None:
-        generator.manual_seed(seed)
+    """Seed the shuffling of a DataLoader (its sampler's or batch sampler's generator)."""
+    for name in ("sampler", "batch_sampler"):
+        generator = getattr(getattr(loader, name, None), "generator", None)
+        if isinstance(generator, torch.Generator):
+            generator.manual_seed(seed)
 
 
 @torch.no_grad()
@@ -165,13 +166,15 @@ def train(
     progress: bool = True,
     fused: bool | None = None,
     max_steps: int | None = None,
+    callback: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Train ``model`` in place with Adam on the masked cross-entropy; return its history.
 
     Args:
         model: an :class:`~seq2seq_lib.encoder_decoder.EncoderDecoder` (on ``device``).
-        loader: yields :class:`~seq2seq_lib.data.Batch` es (a ``make_loader``; its shuffle
-            generator is reseeded from ``(seed, epoch)`` at each epoch).
+        loader: yields :class:`~seq2seq_lib.data.Batch` es (``make_loader`` or
+            ``bucket_loader``; its shuffle generator is reseeded from ``(seed, epoch)`` at
+            each epoch).
         epochs: passes over ``loader``.
         lr: Adam's learning rate. ``fused``: see :func:`make_optimizer`.
         clip: maximum global gradient norm :math:`\\tau` (``None``: no clipping).
@@ -181,6 +184,7 @@ def train(
         log_every: record the mean training loss of every ``log_every`` updates.
         checkpoint: a file to save to after every epoch and to resume from if it exists.
         max_steps: stop after this many updates in total (for tests and budgets).
+        callback: called with the history after every logged step (e.g. to evaluate).
 
     Returns:
         ``{"step": [...], "step_loss": [...], "tf_ratio": [...], "epoch_loss": [...],
@@ -217,7 +221,7 @@ def train(
             epoch_total, epoch_tokens, window, window_n = 0.0, 0, 0.0, 0
             bar = tqdm(
                 loader, desc=f"epoch {epoch + 1}/{epochs}", file=sys.stderr,
-                disable=not progress, leave=False,
+                disable=not progress, leave=False, mininterval=1.0,
             )
             for batch in bar:
                 batch = batch.to(device)
@@ -246,6 +250,8 @@ def train(
                     history["tf_ratio"].append(ratio)
                     window, window_n = 0.0, 0
                     bar.set_postfix(loss=f"{history['step_loss'][-1]:.3f}", tf=f"{ratio:.2f}")
+                    if callback is not None:
+                        callback(history)
                 if max_steps is not None and history["updates"] >= max_steps:
                     break
             bar.close()
