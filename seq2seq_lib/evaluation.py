@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -112,20 +113,22 @@ def bleu(
     device: torch.device | str = "cpu",
     decode: Decode = greedy_decode,
     limit: int | None = None,
+    seed: int = 0,
 ) -> BleuResult:
     """Corpus BLEU of the model's translations of ``pairs`` (``sacrebleu.corpus_bleu``).
 
     Pairs with the same source are one test sentence with several references. Hypotheses
     and references are detokenised (:func:`~seq2seq_lib.data.detokenize`) before scoring.
-    ``limit`` keeps the first ``limit`` distinct sources (a quick estimate, e.g. on
-    validation data during development).
+    ``limit`` scores a random sample of ``limit`` distinct sources (drawn with
+    ``random.Random(seed)``, kept in corpus order): a quicker, noisier estimate.
     """
     refs_of: dict[tuple[str, ...], list[str]] = {}
     for src, tgt in pairs:
         refs_of.setdefault(tuple(src), []).append(detokenize(tgt, lang=lang))
     sources = [list(s) for s in refs_of]
-    if limit is not None:
-        sources = sources[:limit]
+    if limit is not None and limit < len(sources):
+        keep = sorted(random.Random(seed).sample(range(len(sources)), limit))
+        sources = [sources[i] for i in keep]
     if not sources:
         raise ValueError("bleu needs at least one pair")
     hyps = [
