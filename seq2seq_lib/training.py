@@ -159,6 +159,7 @@ def train(
     clip: float | None = 1.0,
     teacher_forcing: float | Schedule = 1.0,
     valid_loader: Iterable[Batch] | None = None,
+    valid_every: int | None = None,
     device: torch.device | str = "cpu",
     seed: int = 0,
     log_every: int = 50,
@@ -181,6 +182,8 @@ def train(
         teacher_forcing: a ratio :math:`\\epsilon \\in [0, 1]`, or a schedule
             ``step -> ratio`` such as ``lambda i: scheduled_sampling(i, k=500)``.
         valid_loader: if given, the teacher-forced validation loss after each epoch.
+        valid_every: also record the validation loss every ``valid_every`` updates
+            (``history["valid_step"]``, ``history["valid_step_loss"]``).
         log_every: record the mean training loss of every ``log_every`` updates.
         checkpoint: a file to save to after every epoch and to resume from if it exists.
         max_steps: stop after this many updates in total (for tests and budgets).
@@ -188,18 +191,20 @@ def train(
 
     Returns:
         ``{"step": [...], "step_loss": [...], "tf_ratio": [...], "epoch_loss": [...],
-        "valid_loss": [...], "updates": int, "tokens": int, "epochs_done": int}`` — plain
-        Python numbers.
+        "valid_loss": [...], "valid_step": [...], "valid_step_loss": [...], "updates": int,
+        "tokens": int, "epochs_done": int}`` — plain Python numbers.
     """
     if epochs < 0:
         raise ValueError(f"epochs must be >= 0, got {epochs}")
     if log_every < 1:
         raise ValueError(f"log_every must be >= 1, got {log_every}")
+    if valid_every is not None and (valid_every < 1 or valid_loader is None):
+        raise ValueError("valid_every needs a valid_loader and must be >= 1")
     schedule = _as_schedule(teacher_forcing)
     optimizer = make_optimizer(model.parameters(), lr, fused=fused)
     history: dict[str, Any] = {
         "step": [], "step_loss": [], "tf_ratio": [], "epoch_loss": [], "valid_loss": [],
-        "updates": 0, "tokens": 0, "epochs_done": 0,
+        "valid_step": [], "valid_step_loss": [], "updates": 0, "tokens": 0, "epochs_done": 0,
     }
     if checkpoint is not None and Path(checkpoint).exists():
         ckpt = load_checkpoint(checkpoint)
@@ -252,6 +257,11 @@ def train(
                     bar.set_postfix(loss=f"{history['step_loss'][-1]:.3f}", tf=f"{ratio:.2f}")
                     if callback is not None:
                         callback(history)
+                if valid_every is not None and history["updates"] % valid_every == 0:
+                    history["valid_step"].append(history["updates"])
+                    history["valid_step_loss"].append(
+                        evaluate_loss(model, valid_loader, device=device)  # type: ignore[arg-type]
+                    )
                 if max_steps is not None and history["updates"] >= max_steps:
                     break
             bar.close()

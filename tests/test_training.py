@@ -132,3 +132,16 @@ def test_schedule_is_called_with_the_update_count(tiny):
     assert seen == [0, 1, 2, 3, 4] and h["updates"] == 5
     with pytest.raises(ValueError, match="teacher_forcing"):
         train(model, _loader(tiny), epochs=1, progress=False, teacher_forcing=2.0)
+
+
+def test_valid_every_records_a_validation_curve(tiny):
+    torch.manual_seed(0)
+    model = cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8)
+    valid = _loader(tiny, "valid")
+    h = train(model, _loader(tiny), epochs=3, progress=False, valid_loader=valid,
+              valid_every=2)
+    assert h["valid_step"] == [2, 4, 6, 8, 10, 12]
+    assert h["valid_step_loss"][-1] == pytest.approx(h["valid_loss"][-1])
+    assert h["valid_step_loss"][-1] == pytest.approx(evaluate_loss(model, valid))
+    with pytest.raises(ValueError, match="valid_every"):
+        train(model, _loader(tiny), epochs=1, progress=False, valid_every=2)
