@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 
+from seq2seq_lib.batching import bucket_loader
 from seq2seq_lib.data import TranslationDataset, make_loader
 from seq2seq_lib.encoder_decoder import cho_model
 from seq2seq_lib.evaluation import bleu, position_accuracy, translate
@@ -73,22 +74,29 @@ def test_tiny_model_overfits_tiny_dataset(tiny):
     assert bleu(model, tiny.train, tiny.src_vocab, tiny.tgt_vocab).score > 90
 
 
-def test_checkpoint_resume_gives_identical_training(tiny, tmp_path):
+@pytest.mark.parametrize("bucketed", [False, True])
+def test_checkpoint_resume_gives_identical_training(tiny, tmp_path, bucketed):
     def fresh():
         torch.manual_seed(0)
         return sutskever_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=8,
                                hidden_size=16, num_layers=2, dropout=0.2)
 
+    def loader():
+        if bucketed:
+            ds = TranslationDataset(tiny.train, tiny.src_vocab, tiny.tgt_vocab)
+            return bucket_loader(ds, 16, pool=2, seed=5)
+        return _loader(tiny)
+
     kw = dict(lr=3e-3, progress=False, log_every=2, teacher_forcing=0.5)
     straight = fresh()
-    h_straight = train(straight, _loader(tiny), epochs=4, **kw)
+    h_straight = train(straight, loader(), epochs=4, **kw)
 
     ckpt = tmp_path / "run.pt"
     part = fresh()
-    train(part, _loader(tiny), epochs=2, checkpoint=ckpt, **kw)
+    train(part, loader(), epochs=2, checkpoint=ckpt, **kw)
     resumed = fresh()  # a new process: fresh weights, loaded from the checkpoint
     torch.manual_seed(123)  # the global RNG state must not matter
-    h_resumed = train(resumed, _loader(tiny), epochs=4, checkpoint=ckpt, **kw)
+    h_resumed = train(resumed, loader(), epochs=4, checkpoint=ckpt, **kw)
     assert h_resumed == h_straight
     for a, b in zip(straight.state_dict().values(), resumed.state_dict().values(), strict=True):
         assert torch.equal(a, b)
