@@ -16,7 +16,12 @@ module                        introduced in
 ``seq2seq_lib.download``      chapter 6: checksummed, atomic downloads; safe unzip
 ``seq2seq_lib.data``          chapter 6: the English–French corpus, vocabularies, batches
 ``seq2seq_lib.synthetic``     chapter 6: offline synthetic translation tasks
-``seq2seq_lib.losses``        chapter 7: the masked (padding-ignoring) cross-entropy
+``seq2seq_lib.losses``        chapter 6: the masked (padding-ignoring) cross-entropy
+``seq2seq_lib.batching``      chapter 6: length-bucketed batches
+``seq2seq_lib.encoder_decoder``  chapter 6: the interfaces, packed encoders, Cho et al. 2014
+``seq2seq_lib.training``      chapter 6: the trainer (teacher forcing, scheduled sampling)
+``seq2seq_lib.evaluation``    chapter 6: translation, pair scoring, BLEU of a model
+``seq2seq_lib.seq2seq``       chapter 7: Sutskever et al. 2014's deep LSTM model
 ``seq2seq_lib.attention``     chapter 8: score functions, masked softmax, attention read-out
 ``seq2seq_lib.decoding``      chapter 9: greedy, exhaustive and batched beam search
 ``seq2seq_lib.bleu``          chapter 10: BLEU from scratch, equal to sacrebleu

@@ -1,0 +1,80 @@
+"""How much CPU training does the chapter-7 quick model need? Validation BLEU vs updates.
+
+    python benchmarks/bleu_vs_budget.py            # uses $SEQ2SEQ_DATA or ../shared/data
+    python benchmarks/bleu_vs_budget.py --epochs 3
+
+Trains the chapter-7 ``quick`` architecture and recipe (2-layer LSTMs of 128, embeddings of
+128, batch 64, Adam 5e-3, clipping 1, reversed source, teacher forcing, one CPU thread) for
+``--epochs`` epochs and every ``--every`` updates records the BLEU of greedy translations of a
+fixed sample of 1,000 **validation** sources, the training loss and the wall time. At the end
+it scores the whole validation and test splits. Results are written after every evaluation to
+``benchmarks/results/bleu_vs_budget.json`` (so an interrupted run keeps its curve).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from seq2seq_lib.batching import bucket_loader  # noqa: E402
+from seq2seq_lib.data import load_translation_data  # noqa: E402
+from seq2seq_lib.evaluation import bleu  # noqa: E402
+from seq2seq_lib.seq2seq import sutskever_model  # noqa: E402
+from seq2seq_lib.training import train  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--epochs", type=int, default=8)
+    parser.add_argument("--every", type=int, default=1200)
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bleu_vs_budget.json"))
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    os.environ.setdefault("SEQ2SEQ_DATA", str(ROOT.parent / "shared" / "data"))
+    data = load_translation_data(direction="fr-en", max_len=10, min_freq=3)
+    torch.manual_seed(0)
+    model = sutskever_model(len(data.src_vocab), len(data.tgt_vocab), embed_size=128,
+                            hidden_size=128, num_layers=2)
+    loader = bucket_loader(data.dataset("train"), 64, reverse_source=True)
+    result: dict = {"command": " ".join(["python", *sys.argv]), "torch": torch.__version__,
+                    "valid_curve": []}
+    start = time.perf_counter()
+
+    def save() -> None:
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+
+    def evaluate(history: dict) -> None:
+        if history["updates"] % args.every:
+            return
+        score = bleu(model, data.valid, data.src_vocab, data.tgt_vocab, max_len=15,
+                     limit=1000, seed=1).score
+        result["valid_curve"].append({
+            "updates": history["updates"], "tokens": history["tokens"],
+            "wall_s": time.perf_counter() - start, "valid_bleu_1000": score,
+            "train_loss": history["step_loss"][-1],
+        })
+        print(result["valid_curve"][-1], flush=True)
+        save()
+
+    train(model, loader, epochs=args.epochs, lr=5e-3, progress=False, log_every=100,
+          callback=evaluate)
+    result["valid_bleu_all"] = bleu(model, data.valid, data.src_vocab, data.tgt_vocab,
+                                    max_len=15).score
+    result["test_bleu_all"] = bleu(model, data.test, data.src_vocab, data.tgt_vocab,
+                                   max_len=15).score
+    result["wall_s"] = time.perf_counter() - start
+    print(result, flush=True)
+    save()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,403 @@
+"""The encoder–decoder architecture and the RNN encoder–decoder of Cho et al. (2014).
+
+An **encoder** reads a variable-length source :math:`x_1, \\dots, x_S` and summarises it in a
+state; a **decoder** turns that state into a variable-length target, one token at a time:
+
+.. math::
+
+    p(y_1, \\dots, y_T \\mid x) = \\prod_{t=1}^{T} p(y_t \\mid y_1, \\dots, y_{t-1}, x).
+
+Three interfaces (d2l §9.6), all batch-first:
+
+* :class:`Encoder` — ``forward(src (B, S), src_lengths (B,)) -> (outputs (B, S, h), state)``.
+* :class:`Decoder` — ``init_state(enc_outputs, enc_state, src_lengths) -> state`` and
+  ``forward(tgt_in (B, T), state) -> (logits (B, T, V), state)``.
+* :class:`EncoderDecoder` — glues the two and adds what every model shares: the teacher-forced
+  ``forward``, the **decoding step** ``step(prefix (N, t), state) -> (log_probs (N, V), state)``
+  that greedy and beam search call, :meth:`EncoderDecoder.score` (``log p(y|x)`` of given
+  pairs) and :meth:`EncoderDecoder.greedy`.
+
+A decoder *state* is a ``dict`` of tensors whose **leading dimension is the batch** ``N``, so a
+search can reorder or repeat hypotheses with ``{k: v[index] for k, v in state.items()}``
+(:func:`select_state`). PyTorch's own ``(num_layers, N, h)`` hidden states are transposed to
+``(N, num_layers, h)`` inside it.
+
+:class:`RNNEncoder` packs the padded batch (``pack_padded_sequence``), so the final state is
+the state after the last *real* token: padding never changes it.
+
+The model of Cho et al. (2014), :class:`ChoDecoder`, conditions every step on the summary
+
+.. math::
+
+    c = \\tanh(V h_S), \\qquad h'_0 = \\tanh(V' c), \\qquad
+    h'_t = \\operatorname{GRU}([e(y_{t-1}); c], h'_{t-1}), \\qquad
+    p(y_t \\mid y_{<t}, c) = \\operatorname{softmax}(W_o [h'_t; e(y_{t-1}); c] + b_o),
+
+where :math:`h_S` is the encoder's last state and :math:`e` the target embedding. (The paper
+also passes :math:`c` into the reset and update gates — feeding :math:`[e(y_{t-1}); c]` as the
+GRU input does exactly that — and puts a maxout layer before the softmax, which we leave out.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from seq2seq_lib.data import BOS_ID, EOS_ID, PAD_ID
+
+State = dict[str, torch.Tensor]
+EncState = torch.Tensor | tuple[torch.Tensor, torch.Tensor]
+
+
+def select_state(state: Mapping[str, torch.Tensor], index: torch.Tensor) -> State:
+    """Pick (reorder, repeat) rows of a batch-first decoder state: ``v[index]`` for each entry."""
+    return {k: v.index_select(0, index) for k, v in state.items()}
+
+
+def _check_source(src: torch.Tensor, src_lengths: torch.Tensor) -> None:
+    if src.dim() != 2:
+        raise ValueError(f"src must be (B, S) token ids, got shape {tuple(src.shape)}")
+    if src_lengths.shape != src.shape[:1]:
+        raise ValueError(
+            f"src_lengths must be (B,) = ({src.shape[0]},), got {tuple(src_lengths.shape)}"
+        )
+    if src.shape[0] and (int(src_lengths.min()) < 1 or int(src_lengths.max()) > src.shape[1]):
+        raise ValueError(
+            f"src_lengths must lie in 1..{src.shape[1]}, got {src_lengths.tolist()}"
+        )
+
+
+def sequence_log_prob(log_probs: torch.Tensor, targets: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """:math:`\\log p(y \\mid x) = \\sum_t m_t \\log p(y_t \\mid y_{<t}, x)` per sequence.
+
+    Args:
+        log_probs: ``(N, T, V)`` log-probabilities (log-softmax of the decoder's logits).
+        targets: ``(N, T)`` token ids; positions equal to ``pad_id`` (:math:`m_t = 0`) add 0.
+
+    Returns:
+        ``(N,)``: the log-probability of each whole target sequence.
+    """
+    if log_probs.dim() != 3 or targets.shape != log_probs.shape[:2]:
+        raise ValueError(
+            f"expected log_probs (N, T, V) and targets (N, T), got {tuple(log_probs.shape)} "
+            f"and {tuple(targets.shape)}"
+        )
+    mask = targets != pad_id
+    token = log_probs.gather(-1, targets.masked_fill(~mask, 0).unsqueeze(-1)).squeeze(-1)
+    return torch.where(mask, token, torch.zeros_like(token)).sum(1)
+
+
+# --------------------------------------------------------------------------- interfaces
+
+
+class Encoder(nn.Module):
+    """Reads a padded source batch and returns per-position outputs and a final state.
+
+    ``forward(src, src_lengths)``:
+
+    * ``src``: ``(B, S)`` token ids, padded with ``<pad>``.
+    * ``src_lengths``: ``(B,)`` real lengths.
+    * returns ``outputs`` ``(B, S, h)`` (zeros at padding) and the final ``state`` in PyTorch's
+      layout: ``(num_layers, B, h)``, or a tuple ``(h, c)`` of those for an LSTM.
+    """
+
+    def forward(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, EncState]:
+        raise NotImplementedError
+
+
+class Decoder(nn.Module):
+    """Produces the target distribution, one step or a whole teacher-forced sequence at once.
+
+    * ``init_state(enc_outputs, enc_state, src_lengths) -> state``: the initial decoder state,
+      a dict of batch-first tensors.
+    * ``forward(tgt_in (B, T), state) -> (logits (B, T, V), state)``: run the decoder over the
+      given input tokens (``<bos> y_1 .. y_{T-1}``).
+    """
+
+    vocab_size: int
+
+    def init_state(
+        self, enc_outputs: torch.Tensor, enc_state: EncState, src_lengths: torch.Tensor
+    ) -> State:
+        raise NotImplementedError
+
+    def forward(self, tgt_in: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
+        raise NotImplementedError
+
+
+class EncoderDecoder(nn.Module):
+    """An encoder and a decoder trained jointly to maximise :math:`\\log p(y \\mid x)`.
+
+    Args:
+        encoder, decoder: the two halves.
+        reverse_source: the model expects the source words reversed (Sutskever et al., 2014);
+            evaluation code reads this flag to build batches the same way as training.
+    """
+
+    def __init__(self, encoder: Encoder, decoder: Decoder, *, reverse_source: bool = False):
+        super().__init__()
+        self.encoder = encoder
+        self.decoder = decoder
+        self.reverse_source = reverse_source
+
+    def init_state(self, src: torch.Tensor, src_lengths: torch.Tensor) -> State:
+        """Encode ``src`` ``(N, S)`` and return the decoder's initial (batch-first) state."""
+        _check_source(src, src_lengths)
+        enc_outputs, enc_state = self.encoder(src, src_lengths)
+        return self.decoder.init_state(enc_outputs, enc_state, src_lengths)
+
+    def forward(
+        self,
+        src: torch.Tensor,
+        src_lengths: torch.Tensor,
+        tgt_in: torch.Tensor,
+        *,
+        teacher_forcing: float = 1.0,
+        generator: torch.Generator | None = None,
+    ) -> torch.Tensor:
+        """Logits ``(B, T, V)`` for the targets ``y_1 .. y_T`` given the decoder inputs.
+
+        With ``teacher_forcing = 1`` the decoder reads the true previous token
+        ``tgt_in[:, t]`` at every step (one call over the whole sequence). With a ratio
+        :math:`p < 1` it runs step by step and, independently for every sentence and step
+        :math:`t \\ge 2`, reads the true token with probability :math:`p` and otherwise its
+        own greedy prediction :math:`\\arg\\max_y p(y \\mid \\dots)` from step :math:`t - 1`
+        (Bengio et al., 2015); :math:`p = 0` is *free running*. The predicted token is a
+        constant (no gradient flows through the :math:`\\arg\\max`). ``generator`` drives the
+        coin flips.
+        """
+        if not 0.0 <= teacher_forcing <= 1.0:
+            raise ValueError(f"teacher_forcing must be in [0, 1], got {teacher_forcing}")
+        if tgt_in.dim() != 2 or tgt_in.shape[0] != src.shape[0]:
+            raise ValueError(
+                f"tgt_in must be (B, T) with B = {src.shape[0]}, got {tuple(tgt_in.shape)}"
+            )
+        state = self.init_state(src, src_lengths)
+        if teacher_forcing >= 1.0:
+            logits, _ = self.decoder(tgt_in, state)
+            return logits
+        steps: list[torch.Tensor] = []
+        token = tgt_in[:, :1]
+        for t in range(tgt_in.shape[1]):
+            if t > 0:
+                predicted = steps[-1].argmax(-1)
+                if teacher_forcing <= 0.0:
+                    token = predicted
+                else:
+                    gold = tgt_in[:, t : t + 1]
+                    coin = torch.rand(gold.shape, generator=generator)
+                    token = torch.where(coin.to(gold.device) < teacher_forcing, gold, predicted)
+            logits, state = self.decoder(token, state)
+            steps.append(logits)
+        return torch.cat(steps, dim=1)
+
+    def step(self, prefix: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
+        """One decoding step: ``log p(y_{t+1} | prefix, x)`` ``(N, V)`` and the next state.
+
+        ``prefix`` ``(N, t)`` holds the tokens so far, starting with ``<bos>``; a recurrent
+        decoder reads only the last one (its state carries the rest). ``state`` is the
+        batch-first dict from :meth:`init_state` or an earlier step.
+        """
+        if prefix.dim() != 2 or prefix.shape[1] < 1:
+            raise ValueError(f"prefix must be (N, t) with t >= 1, got {tuple(prefix.shape)}")
+        logits, state = self.decoder(prefix[:, -1:], state)
+        return F.log_softmax(logits[:, -1].float(), dim=-1), state
+
+    def score(
+        self, src: torch.Tensor, src_lengths: torch.Tensor, tgt: torch.Tensor
+    ) -> torch.Tensor:
+        """:math:`\\log p(y \\mid x) = \\sum_t \\log p(y_t \\mid y_{<t}, x)` for each pair ``(N,)``.
+
+        ``tgt`` ``(N, T)`` holds the target words ``y_1 .. y_m`` padded with ``<pad>``; the
+        ``<eos>`` that ends a sentence is appended here and scored too (a translation must
+        also *end* at the right place). Use it to rank candidate translations of one source.
+        """
+        if tgt.dim() != 2 or tgt.shape[0] != src.shape[0]:
+            raise ValueError(f"tgt must be (N, T) with N = {src.shape[0]}, got {tuple(tgt.shape)}")
+        lengths = (tgt != PAD_ID).sum(1)
+        n = tgt.shape[0]
+        tgt_out = torch.cat([tgt, tgt.new_full((n, 1), PAD_ID)], dim=1)
+        tgt_out[torch.arange(n, device=tgt.device), lengths] = EOS_ID
+        tgt_in = torch.cat([tgt.new_full((n, 1), BOS_ID), tgt], dim=1)
+        logp = F.log_softmax(self(src, src_lengths, tgt_in).float(), dim=-1)
+        return sequence_log_prob(logp, tgt_out, PAD_ID)
+
+    @torch.no_grad()
+    def greedy(
+        self, src: torch.Tensor, src_lengths: torch.Tensor, *, max_len: int = 20
+    ) -> list[list[int]]:
+        """Greedy translations of a batch: the token ids of each sentence, ``<eos>`` removed.
+
+        Runs :func:`greedy_decode` in eval mode (and restores train mode if it was on).
+        """
+        return greedy_decode(self, src, src_lengths, max_len=max_len)
+
+
+def greedy_decode(
+    model: EncoderDecoder, src: torch.Tensor, src_lengths: torch.Tensor, *, max_len: int = 20
+) -> list[list[int]]:
+    """Decode a batch greedily, :math:`y_t = \\arg\\max_y p(y \\mid y_{<t}, x)`, using only
+    ``model.init_state`` and ``model.step`` (any model with those two works).
+
+    Every sentence stops at its first ``<eos>`` (not included in the result) or after
+    ``max_len`` tokens; the batch stops when all have stopped. Runs in eval mode without
+    gradients and puts the model back in the mode it was in.
+    """
+    if max_len < 1:
+        raise ValueError(f"max_len must be >= 1, got {max_len}")
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            state = model.init_state(src, src_lengths)
+            n = src.shape[0]
+            prefix = torch.full((n, 1), BOS_ID, dtype=torch.long, device=src.device)
+            done = torch.zeros(n, dtype=torch.bool, device=src.device)
+            for _ in range(max_len):
+                log_probs, state = model.step(prefix, state)
+                token = log_probs.argmax(-1).masked_fill(done, PAD_ID)
+                prefix = torch.cat([prefix, token[:, None]], dim=1)
+                done |= token == EOS_ID
+                if bool(done.all()):
+                    break
+    finally:
+        model.train(was_training)
+    out: list[list[int]] = []
+    for row in prefix[:, 1:].tolist():
+        out.append(row[: row.index(EOS_ID)] if EOS_ID in row else row)
+    return out
+
+
+# --------------------------------------------------------------------------- encoders
+
+
+class RNNEncoder(Encoder):
+    """Embedding + a (multi-layer) GRU or LSTM over a packed batch.
+
+    .. math::
+
+        h_t = f(h_{t-1}, e(x_t)), \\qquad t = 1, \\dots, S_b
+
+    for sentence :math:`b` of real length :math:`S_b`. The padded batch is packed with
+    ``pack_padded_sequence``, so the returned final state is :math:`h_{S_b}` — exactly what
+    the same sentence gives alone, whatever the padding.
+
+    Args:
+        vocab_size, embed_size, hidden_size, num_layers: sizes; ``dropout`` between layers
+            (and on the embeddings).
+        cell: ``"gru"`` or ``"lstm"``.
+
+    Shapes: ``src`` ``(B, S)``, ``src_lengths`` ``(B,)`` → ``outputs`` ``(B, S, hidden_size)``
+    (zeros at padding) and ``state`` ``(num_layers, B, hidden_size)`` (a pair ``(h, c)`` for
+    an LSTM).
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        embed_size: int,
+        hidden_size: int,
+        *,
+        num_layers: int = 1,
+        cell: str = "gru",
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        rnns = {"gru": nn.GRU, "lstm": nn.LSTM}
+        if cell not in rnns:
+            raise ValueError(f"cell must be 'gru' or 'lstm', got {cell!r}")
+        self.cell = cell
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=PAD_ID)
+        self.dropout = nn.Dropout(dropout)
+        self.rnn = rnns[cell](
+            embed_size, hidden_size, num_layers, batch_first=True,
+            dropout=dropout if num_layers > 1 else 0.0,
+        )
+
+    def forward(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, EncState]:
+        _check_source(src, src_lengths)
+        emb = self.dropout(self.embedding(src))
+        packed = pack_padded_sequence(
+            emb, src_lengths.cpu(), batch_first=True, enforce_sorted=False
+        )
+        outputs, state = self.rnn(packed)
+        outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.shape[1])
+        return outputs, state
+
+
+def GRUEncoder(vocab_size: int, embed_size: int, hidden_size: int, **kw: object) -> RNNEncoder:
+    """An :class:`RNNEncoder` with GRU cells."""
+    return RNNEncoder(vocab_size, embed_size, hidden_size, cell="gru", **kw)  # type: ignore[arg-type]
+
+
+def LSTMEncoder(vocab_size: int, embed_size: int, hidden_size: int, **kw: object) -> RNNEncoder:
+    """An :class:`RNNEncoder` with LSTM cells."""
+    return RNNEncoder(vocab_size, embed_size, hidden_size, cell="lstm", **kw)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- Cho et al. 2014
+
+
+class ChoDecoder(Decoder):
+    """The decoder of Cho et al. (2014): the summary :math:`c` at every step and at the output.
+
+    .. math::
+
+        c = \\tanh(V h_S), \\quad h'_0 = \\tanh(V' c), \\quad
+        h'_t = \\operatorname{GRU}([e(y_{t-1}); c], h'_{t-1}), \\quad
+        o_t = W_o [h'_t; e(y_{t-1}); c] + b_o.
+
+    Args:
+        vocab_size: target vocabulary size :math:`V`.
+        embed_size: size of :math:`e(y)`.
+        hidden_size: size of :math:`h'_t` and of :math:`c`.
+        enc_hidden_size: size of the encoder's last state :math:`h_S` (its top layer is used).
+
+    State: ``{"h": (N, 1, hidden_size), "c": (N, hidden_size)}``.
+    """
+
+    def __init__(
+        self, vocab_size: int, embed_size: int, hidden_size: int, enc_hidden_size: int
+    ) -> None:
+        super().__init__()
+        self.vocab_size = vocab_size
+        self.V = nn.Linear(enc_hidden_size, hidden_size)
+        self.V_prime = nn.Linear(hidden_size, hidden_size)
+        self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=PAD_ID)
+        self.rnn = nn.GRU(embed_size + hidden_size, hidden_size, batch_first=True)
+        self.out = nn.Linear(hidden_size + embed_size + hidden_size, vocab_size)
+
+    def init_state(
+        self, enc_outputs: torch.Tensor, enc_state: EncState, src_lengths: torch.Tensor
+    ) -> State:
+        h_last = enc_state[0] if isinstance(enc_state, tuple) else enc_state
+        c = torch.tanh(self.V(h_last[-1]))  # (N, h): the top layer's final state
+        h0 = torch.tanh(self.V_prime(c))
+        return {"h": h0[:, None, :], "c": c}
+
+    def forward(self, tgt_in: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
+        emb = self.embedding(tgt_in)  # (B, T, e)
+        c = state["c"][:, None, :].expand(-1, tgt_in.shape[1], -1)
+        outputs, h = self.rnn(torch.cat([emb, c], dim=-1), state["h"].transpose(0, 1).contiguous())
+        logits = self.out(torch.cat([outputs, emb, c], dim=-1))
+        return logits, {"h": h.transpose(0, 1), "c": state["c"]}
+
+
+def cho_model(
+    src_vocab: int,
+    tgt_vocab: int,
+    *,
+    embed_size: int = 64,
+    hidden_size: int = 128,
+    reverse_source: bool = False,
+) -> EncoderDecoder:
+    """The RNN encoder–decoder of Cho et al. (2014): a GRU encoder and a :class:`ChoDecoder`."""
+    encoder = GRUEncoder(src_vocab, embed_size, hidden_size)
+    decoder = ChoDecoder(tgt_vocab, embed_size, hidden_size, hidden_size)
+    return EncoderDecoder(encoder, decoder, reverse_source=reverse_source)

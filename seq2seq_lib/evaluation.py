@@ -1,0 +1,180 @@
+"""Translating sentences and scoring the translations: BLEU on held-out pairs, exposure bias.
+
+* :func:`translate` — token lists in, token lists out, greedy decoding in batches (any
+  ``decode`` function with the signature of :func:`~seq2seq_lib.encoder_decoder.greedy_decode`
+  can be passed, e.g. a beam search).
+* :func:`score_pairs` — :math:`\\log p(y \\mid x)` of given (source, target) token lists, to
+  rank candidate translations (Cho et al., 2014).
+* :func:`bleu` — corpus BLEU (Papineni et al., 2002) with ``sacrebleu`` on **detokenised**
+  text, the standard that makes numbers comparable (Post, 2018). Pairs that share a source
+  sentence are grouped: the sentence is translated once and scored against all of its
+  reference translations (the corpus often has several).
+* :func:`position_accuracy` — how often the model's most probable next token is the true one,
+  per target position, after a true prefix (teacher forcing) or after its own prefix (free
+  running). The gap between the two is the *exposure bias*.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import sacrebleu
+import torch
+
+from seq2seq_lib.data import EOS_ID, PAD_ID, Batch, TokenPair, Vocab, collate, detokenize, encode_source
+from seq2seq_lib.encoder_decoder import EncoderDecoder, greedy_decode
+
+Decode = Callable[..., list[list[int]]]
+
+
+def translate(
+    model: EncoderDecoder,
+    sentences: Sequence[Sequence[str]],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    *,
+    max_len: int = 20,
+    batch_size: int = 256,
+    device: torch.device | str = "cpu",
+    decode: Decode = greedy_decode,
+    src_max_len: int | None = None,
+) -> list[list[str]]:
+    """Translate tokenised sentences; returns the target tokens of each (``<eos>`` removed).
+
+    Sources are encoded like the training data (unknown words → ``<unk>``, an empty sentence
+    → just ``<eos>``, longer than ``src_max_len`` → truncated) and reversed when
+    ``model.reverse_source``. At most ``max_len`` target tokens are produced.
+    """
+    out: list[list[str]] = []
+    for start in range(0, len(sentences), batch_size):
+        chunk = sentences[start : start + batch_size]
+        examples = [(encode_source(s, src_vocab, max_len=src_max_len), []) for s in chunk]
+        batch = collate(examples, reverse_source=model.reverse_source).to(device)
+        for ids in decode(model, batch.src, batch.src_lengths, max_len=max_len):
+            out.append(tgt_vocab.decode(ids))
+    return out
+
+
+@torch.no_grad()
+def score_pairs(
+    model: EncoderDecoder,
+    sources: Sequence[Sequence[str]],
+    targets: Sequence[Sequence[str]],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    *,
+    device: torch.device | str = "cpu",
+) -> torch.Tensor:
+    """``(N,)`` log-probabilities :math:`\\log p(y \\mid x)` of the pairs, ``<eos>`` included
+    (:meth:`~seq2seq_lib.encoder_decoder.EncoderDecoder.score`, in eval mode). An empty
+    target is allowed: its score is :math:`\\log p(\\texttt{<eos>} \\mid x)`."""
+    if len(sources) != len(targets) or not sources:
+        raise ValueError(
+            f"need as many sources as targets (at least one), got {len(sources)} and "
+            f"{len(targets)}"
+        )
+    examples = [(encode_source(s, src_vocab), tgt_vocab.encode(t)) for s, t in zip(
+        sources, targets, strict=True)]
+    batch = collate(examples, reverse_source=model.reverse_source).to(device)
+    tgt = batch.tgt_out.masked_fill(batch.tgt_out == EOS_ID, PAD_ID)  # words only
+    was_training = model.training
+    model.eval()
+    try:
+        return model.score(batch.src, batch.src_lengths, tgt).cpu()
+    finally:
+        model.train(was_training)
+
+
+@dataclass
+class BleuResult:
+    """Corpus BLEU and what it was computed from."""
+
+    score: float
+    bleu: sacrebleu.metrics.bleu.BLEUScore
+    sources: list[list[str]]
+    hypotheses: list[str]
+    references: list[list[str]]
+
+    def __str__(self) -> str:
+        return f"BLEU {self.score:.1f} on {len(self.hypotheses):,} sentences"
+
+
+def bleu(
+    model: EncoderDecoder,
+    pairs: Sequence[TokenPair],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    *,
+    lang: str = "en",
+    max_len: int = 20,
+    batch_size: int = 256,
+    device: torch.device | str = "cpu",
+    decode: Decode = greedy_decode,
+    limit: int | None = None,
+    seed: int = 0,
+) -> BleuResult:
+    """Corpus BLEU of the model's translations of ``pairs`` (``sacrebleu.corpus_bleu``).
+
+    Pairs with the same source are one test sentence with several references. Hypotheses
+    and references are detokenised (:func:`~seq2seq_lib.data.detokenize`) before scoring.
+    ``limit`` scores a random sample of ``limit`` distinct sources (drawn with
+    ``random.Random(seed)``, kept in corpus order): a quicker, noisier estimate.
+    """
+    refs_of: dict[tuple[str, ...], list[str]] = {}
+    for src, tgt in pairs:
+        refs_of.setdefault(tuple(src), []).append(detokenize(tgt, lang=lang))
+    sources = [list(s) for s in refs_of]
+    if limit is not None and limit < len(sources):
+        keep = sorted(random.Random(seed).sample(range(len(sources)), limit))
+        sources = [sources[i] for i in keep]
+    if not sources:
+        raise ValueError("bleu needs at least one pair")
+    hyps = [
+        detokenize(t, lang=lang)
+        for t in translate(
+            model, sources, src_vocab, tgt_vocab, max_len=max_len, batch_size=batch_size,
+            device=device, decode=decode,
+        )
+    ]
+    refs = [refs_of[tuple(s)] for s in sources]
+    most = max(map(len, refs))
+    streams = [[r[i] if i < len(r) else None for r in refs] for i in range(most)]
+    result = sacrebleu.corpus_bleu(hyps, streams)
+    return BleuResult(float(result.score), result, sources, hyps, refs)
+
+
+@torch.no_grad()
+def position_accuracy(
+    model: EncoderDecoder,
+    loader: Sequence[Batch] | torch.utils.data.DataLoader,
+    *,
+    teacher_forcing: float,
+    max_positions: int = 12,
+    device: torch.device | str = "cpu",
+) -> list[float]:
+    """Next-token accuracy at target positions ``1 .. max_positions`` (eval mode).
+
+    With ``teacher_forcing=1`` the decoder reads the true prefix :math:`y_{<t}`; with ``0`` it
+    reads its own greedy prefix :math:`\\hat y_{<t}` and we still ask whether
+    :math:`\\arg\\max_y p(y \\mid \\hat y_{<t}, x) = y_t`. Positions no sentence reaches are
+    left out of the list.
+    """
+    was_training = model.training
+    model.eval()
+    correct = torch.zeros(max_positions)
+    count = torch.zeros(max_positions)
+    try:
+        for batch in loader:
+            batch = batch.to(device)
+            logits = model(
+                batch.src, batch.src_lengths, batch.tgt_in, teacher_forcing=teacher_forcing
+            )
+            hit = (logits.argmax(-1) == batch.tgt_out) & (batch.tgt_out != PAD_ID)
+            n = min(max_positions, hit.shape[1])
+            correct[:n] += hit[:, :n].sum(0).cpu().float()
+            count[:n] += batch.tgt_mask[:, :n].sum(0).cpu().float()
+    finally:
+        model.train(was_training)
+    return [float(c / k) for c, k in zip(correct, count, strict=True) if k > 0]

@@ -1,0 +1,86 @@
+"""Checker for the chapter-6 exercise: the log-probability of a whole target sequence.
+
+The reader writes ``sequence_log_prob(log_probs, targets, pad_id)`` — for each sequence
+:math:`\\log p(y \\mid x) = \\sum_t \\log p(y_t \\mid y_{<t}, x)` over its real (non-padding)
+tokens — and :func:`check_sequence_log_prob` compares it with
+:func:`seq2seq_lib.encoder_decoder.sequence_log_prob`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from seq2seq_lib.encoder_decoder import sequence_log_prob
+from seq2seq_lib.exercises import assert_close, assert_shape, assert_tensor, passed
+
+ScoreFn = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
+EXERCISE = "Exercise 6.1"
+
+
+def _case(seed: int, lengths: list[int], vocab: int, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    steps = max(lengths) + 1
+    log_probs = torch.log_softmax(
+        torch.randn(len(lengths), steps, vocab, generator=g, dtype=torch.float64) * 2, -1
+    )
+    targets = torch.randint(0, vocab - 1, (len(lengths), steps), generator=g)
+    targets[targets >= pad_id] += 1  # real tokens never equal pad_id
+    for b, n in enumerate(lengths):
+        targets[b, n:] = pad_id
+    return log_probs, targets
+
+
+def _diagnose(got: torch.Tensor, log_probs: torch.Tensor, targets: torch.Tensor, pad_id: int) -> str:
+    token = log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    mask = (targets != pad_id).to(token.dtype)
+    wrong = {
+        "the sum over all positions, padding included: add only the real tokens": token.sum(1),
+        "the mean over real tokens: log p(y|x) is a sum, not a mean": (
+            (token * mask).sum(1) / mask.sum(1)
+        ),
+        "a probability, not a log-probability: return the log": (token * mask).sum(1).exp(),
+        "the log-probability of the most likely tokens, not of the targets": (
+            log_probs.max(-1).values * mask
+        ).sum(1),
+    }
+    for hint, value in wrong.items():
+        if torch.allclose(got.double(), value, atol=1e-6):
+            return f" It equals {hint}."
+    return ""
+
+
+def check_sequence_log_prob(fn: ScoreFn) -> None:
+    """Check ``fn(log_probs (N,T,V), targets (N,T), pad_id) -> (N,)``.
+
+    1. values equal the reference for several padding ids and lengths;
+    2. the result has shape ``(N,)``, one score per sequence;
+    3. changing the log-probabilities at padding positions changes nothing;
+    4. the gradient with respect to ``log_probs`` equals the reference.
+    """
+    for seed, lengths, pad_id in [(0, [3, 1, 5], 0), (1, [4, 4], 2), (2, [1, 6, 2, 3], 5)]:
+        log_probs, targets = _case(seed, lengths, 7, pad_id)
+        got = assert_tensor("your score", fn(log_probs, targets, pad_id))
+        assert_shape("your score (one value per sequence)", got, (len(lengths),))
+        expected = sequence_log_prob(log_probs, targets, pad_id)
+        try:
+            assert_close(f"log p(y|x) (pad_id={pad_id}, lengths {lengths})", got, expected)
+        except AssertionError as err:
+            raise AssertionError(str(err) + _diagnose(got, log_probs, targets, pad_id)) from None
+        noisy = log_probs.clone()
+        noisy[targets == pad_id] -= 3.0
+        assert_close("your score after changing log-probs at padding positions",
+                     fn(noisy, targets, pad_id), expected)
+        leaf = log_probs.clone().requires_grad_(True)
+        out = fn(leaf, targets, pad_id)
+        if not out.requires_grad:
+            raise AssertionError(
+                "your score is not differentiable: compute it with torch operations "
+                "(no .item(), .detach() or .numpy())"
+            )
+        (grad,) = torch.autograd.grad(out.sum(), leaf)
+        ref = log_probs.clone().requires_grad_(True)
+        (ref_grad,) = torch.autograd.grad(sequence_log_prob(ref, targets, pad_id).sum(), ref)
+        assert_close("d score / d log_probs", grad, ref_grad)
+    passed(EXERCISE)

@@ -1,0 +1,278 @@
+"""Training an encoder–decoder: masked cross-entropy, teacher forcing, scheduled sampling.
+
+One update on a batch of pairs :math:`(x, y)`:
+
+.. math::
+
+    L = \\frac{1}{\\sum_{b,t} m_{b,t}} \\sum_{b,t} m_{b,t}\\,
+        \\bigl(-\\log p(y_{b,t} \\mid \\tilde y_{b,<t}, x_b)\\bigr), \\qquad
+    \\theta \\leftarrow
+    \\operatorname{Adam}\\bigl(\\theta, \\operatorname{clip}(\\nabla_\\theta L, \\tau)\\bigr),
+
+with :math:`m` the padding mask (:func:`seq2seq_lib.losses.masked_cross_entropy`) and
+:math:`\\tilde y_{<t}` the decoder's inputs: the true previous tokens under **teacher forcing**
+(ratio :math:`\\epsilon = 1`), the model's own greedy predictions under **free running**
+(:math:`\\epsilon = 0`), or a per-token coin flip between the two. **Scheduled sampling**
+(Bengio et al., 2015) lowers :math:`\\epsilon_i` with the update count :math:`i`
+(:func:`scheduled_sampling`): the model starts with the easy, teacher-forced task and ends
+close to the conditions of inference, where it reads its own outputs.
+
+:func:`train` keeps everything a chapter plots (loss per logged step and per epoch, the
+teacher-forcing ratio) as plain Python numbers, so :func:`seq2seq_lib.cache.train_or_load`
+can store it. With ``checkpoint=`` it writes model, optimiser and history after every epoch
+(atomically) and resumes from that file; every random draw of epoch :math:`k` (shuffling,
+dropout, coin flips) is seeded from ``(seed, k)``, so a resumed run continues exactly as an
+uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from seq2seq_lib.cache import load_checkpoint, save_atomic
+from seq2seq_lib.data import PAD_ID, Batch
+from seq2seq_lib.encoder_decoder import EncoderDecoder
+from seq2seq_lib.losses import masked_cross_entropy
+
+Schedule = Callable[[int], float]
+SCHEDULES = ("constant", "linear", "exponential", "inverse_sigmoid")
+
+
+def scheduled_sampling(
+    step: int,
+    kind: str = "inverse_sigmoid",
+    *,
+    k: float = 1000.0,
+    c: float = 1e-3,
+    eps_min: float = 0.0,
+) -> float:
+    """The teacher-forcing ratio :math:`\\epsilon_i` after ``step`` = :math:`i` updates.
+
+    The three decays of Bengio et al. (2015), plus a constant:
+
+    * ``"linear"``: :math:`\\epsilon_i = \\max(\\epsilon_{min}, k - c\\,i)` (use ``k <= 1``);
+    * ``"exponential"``: :math:`\\epsilon_i = k^i` with :math:`k < 1`;
+    * ``"inverse_sigmoid"``: :math:`\\epsilon_i = k / (k + \\exp(i / k))` with :math:`k \\ge 1`;
+    * ``"constant"``: :math:`\\epsilon_i = k` (a fixed ratio in :math:`[0, 1]`).
+
+    The result is clipped to :math:`[\\epsilon_{min}, 1]`.
+    """
+    if step < 0:
+        raise ValueError(f"step must be >= 0, got {step}")
+    if kind == "linear":
+        eps = k - c * step
+    elif kind == "exponential":
+        if not 0 < k < 1:
+            raise ValueError(f"exponential decay needs 0 < k < 1, got {k}")
+        eps = k**step
+    elif kind == "inverse_sigmoid":
+        if k < 1:
+            raise ValueError(f"inverse sigmoid decay needs k >= 1, got {k}")
+        z = step / k
+        eps = 0.0 if z > 700 else k / (k + math.exp(z))
+    elif kind == "constant":
+        eps = k
+    else:
+        raise ValueError(f"kind must be one of {SCHEDULES}, got {kind!r}")
+    return float(min(1.0, max(eps_min, eps)))
+
+
+def make_optimizer(
+    params: Iterable[nn.Parameter], lr: float, *, fused: bool | None = None
+) -> torch.optim.Adam:
+    """Adam, with the fused (single-kernel) implementation when the device supports it.
+
+    ``fused=None`` tries the fused version and falls back to the default one.
+    """
+    params = list(params)
+    if fused is False:
+        return torch.optim.Adam(params, lr=lr)
+    try:
+        return torch.optim.Adam(params, lr=lr, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        if fused:
+            raise
+        return torch.optim.Adam(params, lr=lr)
+
+
+def _as_schedule(teacher_forcing: float | Schedule) -> Schedule:
+    if callable(teacher_forcing):
+        return teacher_forcing
+    ratio = float(teacher_forcing)
+    if not 0.0 <= ratio <= 1.0:
+        raise ValueError(f"teacher_forcing must be in [0, 1] or a schedule, got {ratio}")
+    return lambda step: ratio
+
+
+def _reseed_loader(loader: Iterable[Any], seed: int) -> None:
+    """Seed the shuffling of a DataLoader (its sampler's or batch sampler's generator)."""
+    for name in ("sampler", "batch_sampler"):
+        generator = getattr(getattr(loader, name, None), "generator", None)
+        if isinstance(generator, torch.Generator):
+            generator.manual_seed(seed)
+
+
+@torch.no_grad()
+def evaluate_loss(
+    model: EncoderDecoder,
+    loader: Iterable[Batch],
+    *,
+    device: torch.device | str = "cpu",
+    teacher_forcing: float = 1.0,
+) -> float:
+    """Mean per-token masked cross-entropy over ``loader`` in eval mode.
+
+    ``teacher_forcing=0`` scores the gold tokens after the model's *own* greedy prefixes
+    (free running), which shows the exposure bias of a teacher-forced model.
+    """
+    was_training = model.training
+    model.eval()
+    total, tokens = 0.0, 0
+    try:
+        for batch in loader:
+            batch = batch.to(device)
+            logits = model(
+                batch.src, batch.src_lengths, batch.tgt_in, teacher_forcing=teacher_forcing
+            )
+            total += float(masked_cross_entropy(logits, batch.tgt_out, PAD_ID, reduction="sum"))
+            tokens += batch.num_tokens
+    finally:
+        model.train(was_training)
+    return total / max(tokens, 1)
+
+
+def train(
+    model: EncoderDecoder,
+    loader: Iterable[Batch],
+    *,
+    epochs: int,
+    lr: float = 1e-3,
+    clip: float | None = 1.0,
+    teacher_forcing: float | Schedule = 1.0,
+    valid_loader: Iterable[Batch] | None = None,
+    valid_every: int | None = None,
+    device: torch.device | str = "cpu",
+    seed: int = 0,
+    log_every: int = 50,
+    checkpoint: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+    fused: bool | None = None,
+    max_steps: int | None = None,
+    callback: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Train ``model`` in place with Adam on the masked cross-entropy; return its history.
+
+    Args:
+        model: an :class:`~seq2seq_lib.encoder_decoder.EncoderDecoder` (on ``device``).
+        loader: yields :class:`~seq2seq_lib.data.Batch` es (``make_loader`` or
+            ``bucket_loader``; its shuffle generator is reseeded from ``(seed, epoch)`` at
+            each epoch).
+        epochs: passes over ``loader``.
+        lr: Adam's learning rate. ``fused``: see :func:`make_optimizer`.
+        clip: maximum global gradient norm :math:`\\tau` (``None``: no clipping).
+        teacher_forcing: a ratio :math:`\\epsilon \\in [0, 1]`, or a schedule
+            ``step -> ratio`` such as ``lambda i: scheduled_sampling(i, k=500)``.
+        valid_loader: if given, the teacher-forced validation loss after each epoch.
+        valid_every: also record the validation loss every ``valid_every`` updates
+            (``history["valid_step"]``, ``history["valid_step_loss"]``).
+        log_every: record the mean training loss of every ``log_every`` updates.
+        checkpoint: a file to save to after every epoch and to resume from if it exists.
+        max_steps: stop after this many updates in total (for tests and budgets).
+        callback: called with the history after every logged step (e.g. to evaluate).
+
+    Returns:
+        ``{"step": [...], "step_loss": [...], "tf_ratio": [...], "epoch_loss": [...],
+        "valid_loss": [...], "valid_step": [...], "valid_step_loss": [...], "updates": int,
+        "tokens": int, "epochs_done": int}`` — plain Python numbers.
+    """
+    if epochs < 0:
+        raise ValueError(f"epochs must be >= 0, got {epochs}")
+    if log_every < 1:
+        raise ValueError(f"log_every must be >= 1, got {log_every}")
+    if valid_every is not None and (valid_every < 1 or valid_loader is None):
+        raise ValueError("valid_every needs a valid_loader and must be >= 1")
+    schedule = _as_schedule(teacher_forcing)
+    optimizer = make_optimizer(model.parameters(), lr, fused=fused)
+    history: dict[str, Any] = {
+        "step": [], "step_loss": [], "tf_ratio": [], "epoch_loss": [], "valid_loss": [],
+        "valid_step": [], "valid_step_loss": [], "updates": 0, "tokens": 0, "epochs_done": 0,
+    }
+    if checkpoint is not None and Path(checkpoint).exists():
+        ckpt = load_checkpoint(checkpoint)
+        model.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        history = ckpt["history"]
+    device = torch.device(device)
+    rng_devices = [device] if device.type == "cuda" else []
+
+    for epoch in range(history["epochs_done"], epochs):
+        if max_steps is not None and history["updates"] >= max_steps:
+            break
+        epoch_seed = seed * 100_003 + epoch
+        _reseed_loader(loader, epoch_seed)
+        coins = torch.Generator().manual_seed(epoch_seed)
+        model.train()
+        with torch.random.fork_rng(devices=rng_devices):
+            torch.manual_seed(epoch_seed)
+            epoch_total, epoch_tokens, window, window_n = 0.0, 0, 0.0, 0
+            bar = tqdm(
+                loader, desc=f"epoch {epoch + 1}/{epochs}", file=sys.stderr,
+                disable=not progress, leave=False, mininterval=1.0,
+            )
+            for batch in bar:
+                batch = batch.to(device)
+                ratio = schedule(history["updates"])
+                logits = model(
+                    batch.src, batch.src_lengths, batch.tgt_in,
+                    teacher_forcing=ratio, generator=coins,
+                )
+                loss = masked_cross_entropy(logits, batch.tgt_out, PAD_ID)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                if clip is not None:
+                    nn.utils.clip_grad_norm_(model.parameters(), clip)
+                optimizer.step()
+
+                value, n_tok = loss.detach().item(), batch.num_tokens
+                epoch_total += value * n_tok
+                epoch_tokens += n_tok
+                window += value
+                window_n += 1
+                history["updates"] += 1
+                history["tokens"] += n_tok
+                if history["updates"] % log_every == 0:
+                    history["step"].append(history["updates"])
+                    history["step_loss"].append(window / window_n)
+                    history["tf_ratio"].append(ratio)
+                    window, window_n = 0.0, 0
+                    bar.set_postfix(loss=f"{history['step_loss'][-1]:.3f}", tf=f"{ratio:.2f}")
+                    if callback is not None:
+                        callback(history)
+                if valid_every is not None and history["updates"] % valid_every == 0:
+                    history["valid_step"].append(history["updates"])
+                    history["valid_step_loss"].append(
+                        evaluate_loss(model, valid_loader, device=device)  # type: ignore[arg-type]
+                    )
+                if max_steps is not None and history["updates"] >= max_steps:
+                    break
+            bar.close()
+        history["epoch_loss"].append(epoch_total / max(epoch_tokens, 1))
+        if valid_loader is not None:
+            history["valid_loss"].append(evaluate_loss(model, valid_loader, device=device))
+        history["epochs_done"] = epoch + 1
+        if checkpoint is not None:
+            save_atomic(
+                {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                 "history": history},
+                checkpoint,
+            )
+    return history

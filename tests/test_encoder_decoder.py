@@ -1,0 +1,200 @@
+"""Encoders with packing, the Cho et al. (2014) decoder, scoring and greedy decoding."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from seq2seq_lib.data import BOS_ID, EOS_ID, PAD_ID, collate
+from seq2seq_lib.encoder_decoder import (
+    ChoDecoder,
+    EncoderDecoder,
+    GRUEncoder,
+    LSTMEncoder,
+    RNNEncoder,
+    cho_model,
+    greedy_decode,
+    select_state,
+)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Small models: one thread is fastest (two threads spin against other jobs)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+
+def _sentence(seed: int, n: int, vocab: int = 20) -> list[int]:
+    g = torch.Generator().manual_seed(seed)
+    return [*(torch.randint(4, vocab, (n,), generator=g).tolist()), EOS_ID]
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+@pytest.mark.parametrize("layers", [1, 2])
+def test_padding_never_changes_the_final_state(cell, layers):
+    torch.manual_seed(0)
+    enc = RNNEncoder(20, 8, 16, num_layers=layers, cell=cell).eval()
+    s = _sentence(1, 4)
+    alone = torch.tensor([s])
+    _, state_alone = enc(alone, torch.tensor([len(s)]))
+    # the same sentence padded to 9 and to 13 positions, next to longer sentences
+    for extra in (5, 9):
+        padded = torch.tensor([s + [PAD_ID] * extra, _sentence(2, len(s) + extra - 1)])
+        outputs, state = enc(padded, torch.tensor([len(s), len(s) + extra]))
+        if cell == "lstm":
+            for a, b in zip(state, state_alone, strict=True):
+                torch.testing.assert_close(a[:, :1], b, rtol=1e-6, atol=1e-6)
+        else:
+            torch.testing.assert_close(state[:, :1], state_alone, rtol=1e-6, atol=1e-6)
+        assert torch.all(outputs[0, len(s):] == 0), "outputs at padding must be zero"
+
+
+def test_unpacked_rnn_would_change_the_state():
+    """The test above can fail: running nn.GRU over the padding does change the state."""
+    torch.manual_seed(0)
+    enc = GRUEncoder(20, 8, 16).eval()
+    s = _sentence(1, 4)
+    _, packed = enc(torch.tensor([s + [PAD_ID] * 5]), torch.tensor([len(s)]))
+    _, unpacked = enc.rnn(enc.embedding(torch.tensor([s + [PAD_ID] * 5])))
+    assert not torch.allclose(packed, unpacked, atol=1e-4)
+
+
+def test_encoder_rejects_bad_lengths():
+    enc = LSTMEncoder(20, 8, 16)
+    with pytest.raises(ValueError, match="src_lengths"):
+        enc(torch.ones(2, 3, dtype=torch.long), torch.tensor([3, 4]))
+    with pytest.raises(ValueError, match="src must be"):
+        enc(torch.ones(3, dtype=torch.long), torch.tensor([3]))
+    with pytest.raises(ValueError, match="cell"):
+        RNNEncoder(20, 8, 16, cell="rnn")
+
+
+def _batch():
+    examples = [(_sentence(3, 5), [5, 6, 7]), (_sentence(4, 2), [8, 9, 10, 11, 12]),
+                (_sentence(5, 7), [4])]
+    return collate(examples)
+
+
+def test_cho_decoder_shapes_and_context():
+    torch.manual_seed(0)
+    model = cho_model(20, 15, embed_size=6, hidden_size=10).eval()
+    b = _batch()
+    logits = model(b.src, b.src_lengths, b.tgt_in)
+    assert logits.shape == (3, b.tgt_in.shape[1], 15)
+    state = model.init_state(b.src, b.src_lengths)
+    assert state["h"].shape == (3, 1, 10) and state["c"].shape == (3, 10)
+    # c = tanh(V h_S), h'_0 = tanh(V' c)
+    _, h_enc = model.encoder(b.src, b.src_lengths)
+    dec = model.decoder
+    c = torch.tanh(dec.V(h_enc[-1]))
+    torch.testing.assert_close(state["c"], c)
+    torch.testing.assert_close(state["h"][:, 0], torch.tanh(dec.V_prime(c)))
+    # c reaches the output directly: changing c with h fixed changes the logits
+    other = dict(state, c=state["c"] + 1.0)
+    a, _ = dec(b.tgt_in[:, :1], state)
+    z, _ = dec(b.tgt_in[:, :1], other)
+    assert not torch.allclose(a, z)
+
+
+def test_step_by_step_equals_teacher_forced_forward():
+    torch.manual_seed(0)
+    model = cho_model(20, 15, embed_size=6, hidden_size=10).eval()
+    b = _batch()
+    full = torch.log_softmax(model(b.src, b.src_lengths, b.tgt_in), -1)
+    state = model.init_state(b.src, b.src_lengths)
+    for t in range(b.tgt_in.shape[1]):
+        logp, state = model.step(b.tgt_in[:, : t + 1], state)
+        torch.testing.assert_close(logp, full[:, t], rtol=1e-5, atol=1e-5)
+
+
+def test_score_is_the_sum_of_token_log_probs():
+    torch.manual_seed(0)
+    model = cho_model(20, 15, embed_size=6, hidden_size=10).eval()
+    b = _batch()
+    tgt = torch.tensor([[5, 6, 7, 0, 0], [8, 9, 10, 11, 12], [4, 0, 0, 0, 0]])
+    scores = model.score(b.src, b.src_lengths, tgt).detach()
+    assert scores.shape == (3,)
+    for i, words in enumerate([[5, 6, 7], [8, 9, 10, 11, 12], [4]]):
+        state = model.init_state(b.src[i : i + 1], b.src_lengths[i : i + 1])
+        prefix, total = torch.tensor([[BOS_ID]]), 0.0
+        for w in [*words, EOS_ID]:
+            logp, state = model.step(prefix, state)
+            total += logp[0, w].item()
+            prefix = torch.cat([prefix, torch.tensor([[w]])], 1)
+        assert abs(float(scores[i]) - total) < 1e-4
+    # log-probabilities are <= 0, and probabilities of all 1-word targets sum to <= 1
+    assert torch.all(scores < 0)
+    one = torch.arange(4, 15)[:, None]
+    src = b.src[:1].expand(len(one), -1)
+    total_p = model.score(src, b.src_lengths[:1].expand(len(one)), one).detach().exp().sum()
+    assert total_p.item() < 1.0
+
+
+def test_select_state_reorders_rows():
+    state = {"h": torch.arange(6.0).reshape(3, 1, 2), "c": torch.arange(3.0)[:, None]}
+    out = select_state(state, torch.tensor([2, 0, 0]))
+    assert out["c"].squeeze(1).tolist() == [2.0, 0.0, 0.0]
+    assert out["h"].shape == (3, 1, 2)
+
+
+class _Scripted(EncoderDecoder):
+    """A model whose step emits a fixed script of tokens per sentence."""
+
+    def __init__(self, scripts: list[list[int]], vocab: int = 10):
+        super().__init__(GRUEncoder(10, 2, 2), ChoDecoder(vocab, 2, 2, 2))
+        self.scripts, self.vocab, self.calls = scripts, vocab, 0
+
+    def init_state(self, src, src_lengths):
+        return {"i": torch.arange(src.shape[0])}
+
+    def step(self, prefix, state):
+        self.calls += 1
+        assert not self.training, "greedy decoding must run in eval mode"
+        t = prefix.shape[1] - 1
+        out = torch.full((prefix.shape[0], self.vocab), -10.0)
+        for row, i in enumerate(state["i"].tolist()):
+            script = self.scripts[i]
+            out[row, script[t] if t < len(script) else 4] = 0.0
+        return out, state
+
+
+def test_greedy_stops_each_sentence_at_eos_and_respects_max_len():
+    model = _Scripted([[5, EOS_ID], [6, 7, 8, EOS_ID, 9], [4, 4, 4, 4, 4, 4, 4, 4]])
+    model.train()
+    src = torch.ones(3, 2, dtype=torch.long)
+    out = greedy_decode(model, src, torch.tensor([2, 2, 2]), max_len=6)
+    assert out == [[5], [6, 7, 8], [4] * 6]
+    assert model.calls == 6 and model.training, "train mode must be restored"
+    model = _Scripted([[5, EOS_ID], [6, EOS_ID]])
+    assert greedy_decode(model, src[:2], torch.tensor([2, 2]), max_len=6) == [[5], [6]]
+    assert model.calls == 2, "decoding must stop once every sentence has ended"
+    with pytest.raises(ValueError, match="max_len"):
+        greedy_decode(model, src, torch.tensor([2, 2, 2]), max_len=0)
+
+
+def test_teacher_forcing_ratio_one_and_zero():
+    torch.manual_seed(0)
+    model = cho_model(20, 15, embed_size=6, hidden_size=10).eval()
+    b = _batch()
+    tf = model(b.src, b.src_lengths, b.tgt_in, teacher_forcing=1.0)
+    # ratio 0: the decoder reads its own greedy outputs, i.e. what greedy decoding produces
+    free = model(b.src, b.src_lengths, b.tgt_in, teacher_forcing=0.0)
+    assert torch.allclose(free[:, 0], tf[:, 0], atol=1e-6)  # step 1 reads <bos> in both
+    state = model.init_state(b.src, b.src_lengths)
+    prefix = b.tgt_in[:, :1]
+    for t in range(b.tgt_in.shape[1]):
+        logp, state = model.step(prefix, state)
+        torch.testing.assert_close(logp, torch.log_softmax(free[:, t], -1), atol=1e-5, rtol=1e-5)
+        prefix = torch.cat([prefix, logp.argmax(-1, keepdim=True)], 1)
+    # ratio 1/2 with a seeded generator: reproducible, and between the two extremes
+    g = torch.Generator
+    half = model(b.src, b.src_lengths, b.tgt_in, teacher_forcing=0.5, generator=g().manual_seed(0))
+    again = model(b.src, b.src_lengths, b.tgt_in, teacher_forcing=0.5, generator=g().manual_seed(0))
+    torch.testing.assert_close(half, again)
+    assert half.shape == tf.shape
+    with pytest.raises(ValueError, match="teacher_forcing"):
+        model(b.src, b.src_lengths, b.tgt_in, teacher_forcing=1.5)

@@ -1,0 +1,108 @@
+"""Translation, pair scoring and BLEU on detokenised text."""
+
+from __future__ import annotations
+
+import pytest
+import sacrebleu
+import torch
+
+from seq2seq_lib.data import EOS_ID, Vocab
+from seq2seq_lib.encoder_decoder import EncoderDecoder, cho_model
+from seq2seq_lib.evaluation import bleu, score_pairs, translate
+from seq2seq_lib.seq2seq import sutskever_model
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+SRC = Vocab.build([["a", "b", "c", "d"]])
+TGT = Vocab.build([["w", "x", "y", "z", ",", "."]])
+
+
+class Echo(EncoderDecoder):
+    """Translates source word i to target word i (a→w, b→x, ...), then <eos>; records sources."""
+
+    def __init__(self, reverse_source: bool = False):
+        torch.manual_seed(0)
+        base = cho_model(len(SRC), len(TGT), embed_size=2, hidden_size=2)
+        super().__init__(base.encoder, base.decoder, reverse_source=reverse_source)
+        self.seen: list[list[int]] = []
+
+    def init_state(self, src, src_lengths):
+        self.seen += [row[: int(n)] for row, n in zip(src.tolist(), src_lengths, strict=True)]
+        return {"src": src, "len": src_lengths}
+
+    def step(self, prefix, state):
+        t = prefix.shape[1] - 1
+        out = torch.full((prefix.shape[0], len(TGT)), -1e4)
+        for row in range(prefix.shape[0]):
+            n = int(state["len"][row]) - 1  # words before <eos>
+            if t < n:
+                word = SRC.itos[int(state["src"][row, t])]
+                out[row, TGT["wxyz"["abcd".index(word)]] if word in "abcd" else 3] = 0.0
+            else:
+                out[row, EOS_ID] = 0.0
+        return out, state
+
+
+def test_translate_handles_empty_unknown_and_long_input():
+    model = Echo()
+    out = translate(model, [["a", "b"], [], ["q", "q"], ["a"] * 30], SRC, TGT, max_len=5,
+                    src_max_len=10)
+    assert out[0] == ["w", "x"]
+    assert out[1] == []  # empty source: just <eos> in, nothing out
+    assert out[2] == ["<unk>", "<unk>"]  # unknown words come through as <unk>
+    assert out[3] == ["w"] * 5  # truncated source, capped output
+    assert len(model.seen[3]) == 11  # 10 words + <eos>
+
+
+def test_translate_reverses_the_source_when_the_model_expects_it():
+    model = Echo(reverse_source=True)
+    out = translate(model, [["a", "b", "c"]], SRC, TGT)
+    assert model.seen[0][:3] == [SRC["c"], SRC["b"], SRC["a"]]
+    assert out == [["y", "x", "w"]]
+
+
+def test_bleu_detokenises_and_uses_all_references():
+    model = Echo()
+    pairs = [(["a", "b", "c", "d"], ["w", "x", "y", "z"]),
+             (["a", "b", "c", "d"], ["z", "z", "z", "z"]),  # a second reference, same source
+             (["b", "c", "d", "a"], ["x", "y", "z", "w", "."])]
+    res = bleu(model, pairs, SRC, TGT)
+    assert len(res.hypotheses) == 2 and res.references[0] == ["w x y z", "z z z z"]
+    assert res.references[1] == ["x y z w."]  # detokenised: no space before "."
+    expected = sacrebleu.corpus_bleu(["w x y z", "x y z w"], [["w x y z", "x y z w."],
+                                                               ["z z z z", None]])
+    assert res.score == pytest.approx(expected.score)
+    assert 0 < res.score < 100
+    perfect = bleu(model, pairs[:1], SRC, TGT)
+    assert perfect.score == pytest.approx(100.0)
+    assert str(perfect).startswith("BLEU 100.0 on 1 sentences")
+    with pytest.raises(ValueError):
+        bleu(model, [], SRC, TGT)
+
+
+def test_bleu_limit_is_a_seeded_sample():
+    model = Echo()
+    pairs = [([w], ["w"]) for w in "abcd"] + [(["a", "b"], ["w", "x"])]
+    a = bleu(model, pairs, SRC, TGT, limit=3, seed=1)
+    b = bleu(model, pairs, SRC, TGT, limit=3, seed=1)
+    assert a.sources == b.sources and len(a.sources) == 3
+
+
+def test_score_pairs_matches_model_score_and_ranks():
+    torch.manual_seed(0)
+    model = sutskever_model(len(SRC), len(TGT), embed_size=4, hidden_size=8, num_layers=1)
+    model.train()
+    scores = score_pairs(model, [["a", "b"], ["a", "b"], ["c"]], [["w", "x"], [], ["y"]],
+                         SRC, TGT)
+    assert scores.shape == (3,) and torch.all(scores < 0) and model.training
+    empty_alone = score_pairs(model, [["a", "b"]], [[]], SRC, TGT)
+    torch.testing.assert_close(scores[1:2], empty_alone)
+    with pytest.raises(ValueError, match="as many"):
+        score_pairs(model, [["a"]], [], SRC, TGT)

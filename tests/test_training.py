@@ -1,0 +1,155 @@
+"""Trainer: schedules, teacher forcing, checkpoint resume, overfitting a tiny dataset."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from seq2seq_lib.batching import bucket_loader
+from seq2seq_lib.data import TranslationDataset, make_loader
+from seq2seq_lib.encoder_decoder import cho_model
+from seq2seq_lib.evaluation import bleu, position_accuracy, translate
+from seq2seq_lib.seq2seq import sutskever_model
+from seq2seq_lib.synthetic import reversal_data
+from seq2seq_lib.training import evaluate_loss, make_optimizer, scheduled_sampling, train
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Small models: one thread is fastest (two threads spin against other jobs)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+
+def test_scheduled_sampling_values():
+    assert scheduled_sampling(0, "linear", k=1.0, c=0.01) == 1.0
+    assert scheduled_sampling(50, "linear", k=1.0, c=0.01) == pytest.approx(0.5)
+    assert scheduled_sampling(500, "linear", k=1.0, c=0.01, eps_min=0.1) == pytest.approx(0.1)
+    assert scheduled_sampling(3, "exponential", k=0.5) == pytest.approx(0.125)
+    assert scheduled_sampling(0, "inverse_sigmoid", k=10) == pytest.approx(10 / 11)
+    assert scheduled_sampling(100, "inverse_sigmoid", k=10) == pytest.approx(10 / (10 + math.e**10))
+    assert scheduled_sampling(10**9, "inverse_sigmoid", k=10) == 0.0
+    assert scheduled_sampling(7, "constant", k=0.3) == pytest.approx(0.3)
+    values = [scheduled_sampling(i, "inverse_sigmoid", k=50) for i in range(0, 2000, 100)]
+    assert values == sorted(values, reverse=True), "the ratio must decrease"
+    for bad in [dict(kind="nope"), dict(kind="exponential", k=2.0), dict(kind="inverse_sigmoid",
+                                                                         k=0.5)]:
+        with pytest.raises(ValueError):
+            scheduled_sampling(1, **bad)
+    with pytest.raises(ValueError, match="step"):
+        scheduled_sampling(-1)
+
+
+def test_optimizer_is_adam():
+    p = [torch.nn.Parameter(torch.zeros(2))]
+    assert isinstance(make_optimizer(p, 1e-3), torch.optim.Adam)
+    assert make_optimizer(p, 1e-3, fused=False).defaults["fused"] in (None, False)
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    data = reversal_data(64, seed=1, max_len=5, alphabet="abcdef")
+    return data
+
+
+def _loader(data, which="train"):
+    ds = TranslationDataset(data.split(which), data.src_vocab, data.tgt_vocab)
+    return make_loader(ds, 16, shuffle=which == "train", seed=0)
+
+
+def test_tiny_model_overfits_tiny_dataset(tiny):
+    torch.manual_seed(0)
+    model = cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=16, hidden_size=64)
+    hist = train(model, _loader(tiny), epochs=150, lr=1e-2, progress=False, log_every=4)
+    assert hist["epoch_loss"][-1] < 0.05 < hist["epoch_loss"][0]
+    assert all(isinstance(x, float) for x in hist["step_loss"] + hist["epoch_loss"])
+    out = translate(model, [s for s, _ in tiny.train], tiny.src_vocab, tiny.tgt_vocab)
+    exact = sum(o == t for o, (_, t) in zip(out, tiny.train, strict=True)) / len(tiny.train)
+    assert exact > 0.9
+    assert bleu(model, tiny.train, tiny.src_vocab, tiny.tgt_vocab).score > 90
+
+
+@pytest.mark.parametrize("bucketed", [False, True])
+def test_checkpoint_resume_gives_identical_training(tiny, tmp_path, bucketed):
+    def fresh():
+        torch.manual_seed(0)
+        return sutskever_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=8,
+                               hidden_size=16, num_layers=2, dropout=0.2)
+
+    def loader():
+        if bucketed:
+            ds = TranslationDataset(tiny.train, tiny.src_vocab, tiny.tgt_vocab)
+            return bucket_loader(ds, 16, pool=2, seed=5)
+        return _loader(tiny)
+
+    kw = dict(lr=3e-3, progress=False, log_every=2, teacher_forcing=0.5)
+    straight = fresh()
+    h_straight = train(straight, loader(), epochs=4, **kw)
+
+    ckpt = tmp_path / "run.pt"
+    part = fresh()
+    train(part, loader(), epochs=2, checkpoint=ckpt, **kw)
+    resumed = fresh()  # a new process: fresh weights, loaded from the checkpoint
+    torch.manual_seed(123)  # the global RNG state must not matter
+    h_resumed = train(resumed, loader(), epochs=4, checkpoint=ckpt, **kw)
+    assert h_resumed == h_straight
+    for a, b in zip(straight.state_dict().values(), resumed.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    saved = torch.load(ckpt, weights_only=True)
+    assert saved["history"]["epochs_done"] == 4
+
+
+def test_teacher_forcing_changes_training_and_free_running_is_harder(tiny):
+    def run(ratio):
+        torch.manual_seed(0)
+        model = cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=8, hidden_size=16)
+        h = train(model, _loader(tiny), epochs=3, lr=1e-2, progress=False,
+                  teacher_forcing=ratio, log_every=1)
+        return model, h
+
+    m1, h1 = run(1.0)
+    m0, h0 = run(0.0)
+    assert h1["tf_ratio"] == [1.0] * len(h1["tf_ratio"]) and h0["tf_ratio"][0] == 0.0
+    assert h1["step_loss"][0] == pytest.approx(h0["step_loss"][0], rel=0.3)
+    assert h1["step_loss"] != h0["step_loss"]
+    # the same model scored with its own prefixes (free running) does worse than teacher-forced
+    loader = _loader(tiny, "train")
+    assert evaluate_loss(m1, loader, teacher_forcing=0.0) > evaluate_loss(m1, loader)
+    acc_tf = position_accuracy(m1, loader, teacher_forcing=1.0)
+    acc_free = position_accuracy(m1, loader, teacher_forcing=0.0)
+    assert acc_tf[0] == pytest.approx(acc_free[0])  # position 1 reads <bos> either way
+    assert sum(acc_tf) > sum(acc_free)
+
+
+def test_schedule_is_called_with_the_update_count(tiny):
+    seen = []
+
+    def schedule(step):
+        seen.append(step)
+        return 1.0
+
+    torch.manual_seed(0)
+    model = cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8)
+    h = train(model, _loader(tiny), epochs=2, progress=False, teacher_forcing=schedule,
+              max_steps=5)
+    assert seen == [0, 1, 2, 3, 4] and h["updates"] == 5
+    with pytest.raises(ValueError, match="teacher_forcing"):
+        train(model, _loader(tiny), epochs=1, progress=False, teacher_forcing=2.0)
+
+
+def test_valid_every_records_a_validation_curve(tiny):
+    torch.manual_seed(0)
+    model = cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8)
+    valid = _loader(tiny, "valid")
+    h = train(model, _loader(tiny), epochs=3, progress=False, valid_loader=valid,
+              valid_every=2)
+    assert h["valid_step"] == [2, 4, 6, 8, 10, 12]
+    assert h["valid_step_loss"][-1] == pytest.approx(h["valid_loss"][-1])
+    assert h["valid_step_loss"][-1] == pytest.approx(evaluate_loss(model, valid))
+    with pytest.raises(ValueError, match="valid_every"):
+        train(model, _loader(tiny), epochs=1, progress=False, valid_every=2)
