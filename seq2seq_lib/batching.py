@@ -33,7 +33,7 @@ class BucketBatchSampler(Sampler[list[int]]):
         batch_size: examples per batch (the last batch of a pool may be smaller).
         pool: batches per sorting pool; larger pools mean less padding, less randomness.
         shuffle: when False, examples are sorted in pools in their given order.
-        seed: seeds :attr:`generator` (reseed it to change the order, e.g. per epoch).
+        seed: seeds ``generator`` (reseed it to change the order, e.g. per epoch).
     """
 
     def __init__(
