@@ -61,6 +61,8 @@ from typing import Any, Protocol
 
 import torch
 
+from seq2seq_lib.data import BOS_ID, EOS_ID
+
 State = Any
 """A tensor, ``None``, or a tuple/list/dict (nested) of tensors whose leading dim is ``N``."""
 
@@ -670,3 +672,27 @@ def beam_candidates(
             if math.isfinite(lp):
                 out.append((tokens, lp))
     return out
+
+
+def beam_decoder(beam_size: int, alpha: float = 0.0) -> Callable[..., list[list[int]]]:
+    """A ``decode(model, src, src_lengths, *, max_len)`` function running :func:`beam_search`.
+
+    It has the signature of :func:`seq2seq_lib.encoder_decoder.greedy_decode`, so it plugs into
+    :func:`seq2seq_lib.evaluation.translate` and :func:`seq2seq_lib.evaluation.bleu`. ``model``
+    is any object with ``init_state(src, src_lengths)`` and ``step(prefix, state)`` whose
+    state is batch-first. Returns the best hypothesis of each sentence, ``<eos>`` removed.
+    """
+    def decode(model: Any, src: torch.Tensor, src_lengths: torch.Tensor, *,
+               max_len: int = 20) -> list[list[int]]:
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad():
+                state = model.init_state(src, src_lengths)
+                result = beam_search(model.step, state, src.shape[0], BOS_ID, EOS_ID,
+                                     beam_size, max_len, alpha, device=src.device)
+        finally:
+            model.train(was_training)
+        return [[t for t in h.tokens if t != EOS_ID] for h in result.best]
+
+    return decode
