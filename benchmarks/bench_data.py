@@ -25,17 +25,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
+
 from seq2seq_lib import data as D  # noqa: E402
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def median_time(fn: Callable[[], object], repeats: int) -> float:

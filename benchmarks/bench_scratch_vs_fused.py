@@ -25,20 +25,12 @@ import torch
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
+
 from seq2seq_lib.rnn import scratch_like  # noqa: E402
 
 B, T, H = 32, 35, 256
 RESULTS = Path(__file__).resolve().parent / "results" / "scratch_vs_fused.json"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def forward_backward(model: nn.Module, X: torch.Tensor) -> None:

@@ -39,6 +39,8 @@ from torch import nn
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
+
 from seq2seq_lib.batching import bucket_loader  # noqa: E402
 from seq2seq_lib.data import (  # noqa: E402
     BOS_ID,
@@ -50,17 +52,6 @@ from seq2seq_lib.data import (  # noqa: E402
 from seq2seq_lib.losses import masked_cross_entropy  # noqa: E402
 from seq2seq_lib.seq2seq import sutskever_model  # noqa: E402
 from seq2seq_lib.training import make_optimizer  # noqa: E402
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
 
 # --------------------------------------------------------------------------- d2l-style baseline
 
