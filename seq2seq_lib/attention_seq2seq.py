@@ -39,13 +39,14 @@ import torch
 from torch import nn
 
 from seq2seq_lib.attention import AdditiveScore, Attention, make_score, masked_softmax
-from seq2seq_lib.data import BOS_ID, EOS_ID, PAD_ID
+from seq2seq_lib.data import PAD_ID
 from seq2seq_lib.encoder_decoder import (
     Decoder,
     EncoderDecoder,
     EncState,
     GRUEncoder,
     State,
+    greedy_decode,
 )
 
 
@@ -230,7 +231,6 @@ def attention_model(src_vocab: int, tgt_vocab: int, *, style: str = "luong",
     return EncoderDecoder(encoder, decoder)
 
 
-@torch.no_grad()
 def greedy_with_attention(model: EncoderDecoder, src: torch.Tensor, src_lengths: torch.Tensor,
                           *, max_len: int = 20) -> tuple[list[list[int]], list[torch.Tensor]]:
     """Greedy translations and, for each sentence, its attention weights ``(T_out, S_b)``.
@@ -238,27 +238,12 @@ def greedy_with_attention(model: EncoderDecoder, src: torch.Tensor, src_lengths:
     Row ``t`` of a sentence's weights is the distribution over its ``S_b`` real source
     positions used to produce output token ``t`` (``<eos>`` included). For heat maps.
     """
-    was_training = model.training
-    model.eval()
-    try:
-        state = model.init_state(src, src_lengths)
-        n = src.shape[0]
-        prefix = torch.full((n, 1), BOS_ID, dtype=torch.long, device=src.device)
-        rows, done = [], torch.zeros(n, dtype=torch.bool, device=src.device)
-        for _ in range(max_len):
-            log_probs, state = model.step(prefix, state)
-            rows.append(state["attention"][:, -1])  # (N, S)
-            token = log_probs.argmax(-1).masked_fill(done, PAD_ID)
-            prefix = torch.cat([prefix, token[:, None]], dim=1)
-            done |= token == EOS_ID
-            if bool(done.all()):
-                break
-    finally:
-        model.train(was_training)
+    rows: list[torch.Tensor] = []  # (N, S) per step
+    outputs = greedy_decode(model, src, src_lengths, max_len=max_len,
+                            on_step=lambda state: rows.append(state["attention"][:, -1]))
     weights = torch.stack(rows, 1)  # (N, T, S)
-    outputs, maps = [], []
-    for b, row in enumerate(prefix[:, 1:].tolist()):
-        length = row.index(EOS_ID) + 1 if EOS_ID in row else len(row)
-        outputs.append([t for t in row[:length] if t != EOS_ID])
+    maps = []
+    for b, ids in enumerate(outputs):
+        length = min(len(ids) + 1, weights.shape[1])  # + the step that produced <eos>
         maps.append(weights[b, :length, : int(src_lengths[b])].cpu())
     return outputs, maps

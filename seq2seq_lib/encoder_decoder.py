@@ -40,7 +40,7 @@ GRU input does exactly that — and puts a maxout layer before the softmax, whic
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import torch
 import torch.nn.functional as F
@@ -238,14 +238,20 @@ class EncoderDecoder(nn.Module):
 
 
 def greedy_decode(
-    model: EncoderDecoder, src: torch.Tensor, src_lengths: torch.Tensor, *, max_len: int = 20
+    model: EncoderDecoder,
+    src: torch.Tensor,
+    src_lengths: torch.Tensor,
+    *,
+    max_len: int = 20,
+    on_step: Callable[[State], None] | None = None,
 ) -> list[list[int]]:
     """Decode a batch greedily, :math:`y_t = \\arg\\max_y p(y \\mid y_{<t}, x)`, using only
     ``model.init_state`` and ``model.step`` (any model with those two works).
 
     Every sentence stops at its first ``<eos>`` (not included in the result) or after
     ``max_len`` tokens; the batch stops when all have stopped. Runs in eval mode without
-    gradients and puts the model back in the mode it was in.
+    gradients and puts the model back in the mode it was in. ``on_step``, if given, is
+    called with the decoder state after every step (e.g. to collect attention weights).
     """
     if max_len < 1:
         raise ValueError(f"max_len must be >= 1, got {max_len}")
@@ -259,6 +265,8 @@ def greedy_decode(
             done = torch.zeros(n, dtype=torch.bool, device=src.device)
             for _ in range(max_len):
                 log_probs, state = model.step(prefix, state)
+                if on_step is not None:
+                    on_step(state)
                 token = log_probs.argmax(-1).masked_fill(done, PAD_ID)
                 prefix = torch.cat([prefix, token[:, None]], dim=1)
                 done |= token == EOS_ID
