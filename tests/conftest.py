@@ -4,6 +4,9 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+import torch
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
 
@@ -15,3 +18,12 @@ os.environ["SEQ2SEQ_PROFILE"] = "quick"
 os.environ["CUDA_VISIBLE_DEVICES"] = ""
 # ... and import this checkout's seq2seq_lib, whatever copy pip installed.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Small models train fastest on one thread (two threads spin against other jobs)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -17,14 +17,7 @@ from seq2seq_lib.encoder_decoder import (
     select_state,
 )
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Small models: one thread is fastest (two threads spin against other jobs)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 

@@ -11,13 +11,7 @@ from seq2seq_lib.encoder_decoder import EncoderDecoder, cho_model
 from seq2seq_lib.evaluation import bleu, score_pairs, translate
 from seq2seq_lib.seq2seq import sutskever_model
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 SRC = Vocab.build([["a", "b", "c", "d"]])

@@ -8,14 +8,7 @@ import torch
 from seq2seq_lib.data import EOS_ID, collate
 from seq2seq_lib.seq2seq import LSTMDecoder, sutskever_model
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Small models: one thread is fastest (two threads spin against other jobs)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 

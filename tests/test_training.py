@@ -15,14 +15,7 @@ from seq2seq_lib.seq2seq import sutskever_model
 from seq2seq_lib.synthetic import reversal_data
 from seq2seq_lib.training import evaluate_loss, make_optimizer, scheduled_sampling, train
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    """Small models: one thread is fastest (two threads spin against other jobs)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 
