@@ -84,3 +84,11 @@ def test_check_clip_both_ways(capsys):
         check_clip_by_global_norm(per_tensor)
     with pytest.raises(AssertionError, match=r"clipped gradient 0 \(max_norm=1.0\) differs"):
         check_clip_by_global_norm(lambda grads, m: [g * 0.5 for g in grads])
+
+
+def test_assert_differentiable():
+    from seq2seq_lib.exercises import assert_differentiable
+
+    assert_differentiable("x", torch.ones(2, requires_grad=True) * 2)
+    with pytest.raises(AssertionError, match="your loss is not differentiable"):
+        assert_differentiable("your loss", torch.ones(2))

@@ -66,6 +66,15 @@ def assert_close(
         )
 
 
+def assert_differentiable(what: str, out: torch.Tensor) -> None:
+    """Fail unless ``out`` carries a gradient (it was computed with torch operations)."""
+    if not out.requires_grad:
+        raise AssertionError(
+            f"{what} is not differentiable (no grad_fn): compute it with torch operations, "
+            "without .item(), .detach() or .numpy()"
+        )
+
+
 def passed(exercise: str) -> None:
     """Print the one line a checker prints on success."""
     print(f"{exercise}: all checks passed.")

@@ -13,7 +13,13 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from seq2seq_lib.exercises import assert_close, assert_shape, assert_tensor, passed
+from seq2seq_lib.exercises import (
+    assert_close,
+    assert_differentiable,
+    assert_shape,
+    assert_tensor,
+    passed,
+)
 from seq2seq_lib.losses import masked_cross_entropy
 
 LossFn = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
@@ -119,11 +125,7 @@ def check_masked_cross_entropy(fn: LossFn) -> None:
         # 5. gradients
         leaf = logits.clone().requires_grad_(True)
         out = fn(leaf, targets, pad_id)
-        if not out.requires_grad:
-            raise AssertionError(
-                "your loss is not differentiable (no grad_fn): compute it with torch "
-                "operations on the logits, without .item(), .detach() or .numpy()"
-            )
+        assert_differentiable("your loss", out)
         (grad,) = torch.autograd.grad(out, leaf)
         ref_leaf = logits.clone().requires_grad_(True)
         (ref_grad,) = torch.autograd.grad(masked_cross_entropy(ref_leaf, targets, pad_id), ref_leaf)

@@ -13,7 +13,13 @@ from collections.abc import Callable
 import torch
 
 from seq2seq_lib.encoder_decoder import sequence_log_prob
-from seq2seq_lib.exercises import assert_close, assert_shape, assert_tensor, passed
+from seq2seq_lib.exercises import (
+    assert_close,
+    assert_differentiable,
+    assert_shape,
+    assert_tensor,
+    passed,
+)
 
 ScoreFn = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
 EXERCISE = "Exercise 6.1"
@@ -74,11 +80,7 @@ def check_sequence_log_prob(fn: ScoreFn) -> None:
                      fn(noisy, targets, pad_id), expected)
         leaf = log_probs.clone().requires_grad_(True)
         out = fn(leaf, targets, pad_id)
-        if not out.requires_grad:
-            raise AssertionError(
-                "your score is not differentiable: compute it with torch operations "
-                "(no .item(), .detach() or .numpy())"
-            )
+        assert_differentiable("your score", out)
         (grad,) = torch.autograd.grad(out.sum(), leaf)
         ref = log_probs.clone().requires_grad_(True)
         (ref_grad,) = torch.autograd.grad(sequence_log_prob(ref, targets, pad_id).sum(), ref)
