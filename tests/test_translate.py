@@ -1,0 +1,302 @@
+"""The translator checkpoint (export, safe load, clear errors) and the seq2seq-translate command."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+
+from seq2seq_lib import cache, translate
+from seq2seq_lib.attention_seq2seq import attention_model
+from seq2seq_lib.data import Vocab, detokenize, tokenize
+from seq2seq_lib.decoding import beam_decoder
+from seq2seq_lib.encoder_decoder import greedy_decode
+from seq2seq_lib.evaluation import translate as translate_tokens
+from seq2seq_lib.seq2seq import sutskever_model
+from seq2seq_lib.translate import (
+    FORMAT,
+    CheckpointError,
+    CheckpointNotFoundError,
+    IncompatibleCheckpointError,
+    NotATranslatorError,
+    Translator,
+    export_translator,
+    load_translator,
+    main,
+)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = Vocab.build([["je", "suis", "content", ".", "tu", "es", "triste", "!", "il", "a", "faim"]])
+TGT = Vocab.build([["i", "am", "happy", ".", "you", "are", "sad", "!", "he", "is", "hungry"]])
+SENTENCES = ["Je suis content.", "Tu es triste !", "il a faim", "Je suis inconnu ?"]
+
+BUILDS = {
+    "attention_model": {"style": "luong", "embed_size": 8, "hidden_size": 12},
+    "sutskever_model": {"embed_size": 8, "hidden_size": 12, "num_layers": 2},  # reversed source
+}
+KEYS = {"format", "builder", "kwargs", "src_vocab", "tgt_vocab", "src_lang", "tgt_lang",
+        "lowercase", "state_dict", "metadata", "torch_version", "seq2seq_lib_version"}
+
+
+def make_model(builder: str) -> nn.Module:
+    """A tiny untrained model with large random weights, so outputs vary and some stop early."""
+    torch.manual_seed(1)
+    fn = {"attention_model": attention_model, "sutskever_model": sutskever_model}[builder]
+    model = fn(len(SRC), len(TGT), **BUILDS[builder])
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(4.0)
+    return model
+
+
+def export(tmp_path: Path, builder: str = "attention_model", name: str = "translator.pt") -> Path:
+    return export_translator(
+        tmp_path / name, make_model(builder), SRC, TGT, builder=builder, kwargs=BUILDS[builder],
+        metadata={"bleu": 12.5, "config": {"epochs": 1}},
+    )
+
+
+def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --------------------------------------------------------------------------- round trip
+
+
+@pytest.mark.parametrize("builder", sorted(BUILDS))
+def test_round_trip_translates_exactly_like_the_original_model(tmp_path, builder):
+    model = make_model(builder)
+    path = export_translator(tmp_path / "t.pt", model, SRC, TGT, builder=builder,
+                             kwargs=BUILDS[builder], metadata={"bleu": 12.5})
+    loaded = load_translator(path)
+    assert isinstance(loaded, Translator) and not loaded.model.training
+    assert loaded.src_vocab == SRC and loaded.tgt_vocab == TGT
+    assert (loaded.src_lang, loaded.tgt_lang, loaded.lowercase) == ("fr", "en", True)
+    assert loaded.metadata == {"bleu": 12.5}
+    assert loaded.model.reverse_source == model.reverse_source
+    tokens = [tokenize(s) for s in SENTENCES]
+    for k, decode in [(1, greedy_decode), (3, beam_decoder(3, 0.5))]:
+        expected = [detokenize(t) for t in translate_tokens(model, tokens, SRC, TGT, decode=decode)]
+        assert loaded.translate(SENTENCES, beam_size=k, alpha=0.5) == expected
+        assert len(set(expected)) > 1  # the tiny model says different things
+
+
+def test_checkpoint_is_plain_data_and_loads_with_weights_only(tmp_path):
+    path = export(tmp_path)
+    ckpt = torch.load(path, weights_only=True)
+    assert set(ckpt) == KEYS
+    assert ckpt["format"] == FORMAT == "seq2seq-course-translator/1"
+    assert ckpt["builder"] == "attention_model" and ckpt["kwargs"] == BUILDS["attention_model"]
+    assert ckpt["src_vocab"] == SRC.itos and all(type(t) is str for t in ckpt["tgt_vocab"])
+    assert ckpt["metadata"] == {"bleu": 12.5, "config": {"epochs": 1}}
+    assert all(v.device.type == "cpu" for v in ckpt["state_dict"].values())
+    assert ckpt["torch_version"] == torch.__version__
+    assert not list(tmp_path.glob("*.tmp"))  # written atomically, no temporary left over
+
+
+def test_languages_and_case_are_stored(tmp_path):
+    model = make_model("attention_model")  # both vocabularies have 15 tokens: swap them
+    path = export_translator(tmp_path / "t.pt", model, TGT, SRC, builder="attention_model",
+                             kwargs=BUILDS["attention_model"], src_lang="en", tgt_lang="fr",
+                             lowercase=False)
+    loaded = load_translator(path)
+    assert (loaded.src_lang, loaded.tgt_lang, loaded.lowercase) == ("en", "fr", False)
+    assert loaded.src_vocab == TGT and loaded.metadata == {}
+    with pytest.raises(ValueError, match="tgt_lang"):
+        export_translator(tmp_path / "t.pt", model, TGT, SRC, builder="attention_model",
+                          kwargs=BUILDS["attention_model"], tgt_lang="de")
+
+
+def test_export_and_load_leave_the_global_random_state_alone(tmp_path):
+    model = make_model("attention_model")
+    torch.manual_seed(123)
+    export_translator(tmp_path / "t.pt", model, SRC, TGT, builder="attention_model",
+                      kwargs=BUILDS["attention_model"])
+    load_translator(tmp_path / "t.pt")
+    after = torch.rand(3)
+    torch.manual_seed(123)
+    assert torch.equal(after, torch.rand(3))
+
+
+def test_empty_input_gives_an_empty_translation(tmp_path):
+    loaded = load_translator(export(tmp_path))
+    out = loaded.translate(["", "Je suis content.", "   "])
+    assert out[0] == "" and out[2] == "" and out[1] == loaded.translate(["je suis content ."])[0]
+    assert loaded.translate([]) == []
+
+
+def test_translate_validates_its_options(tmp_path):
+    loaded = load_translator(export(tmp_path))
+    for bad in ({"beam_size": 0}, {"alpha": -0.5}, {"max_len": 0}, {"alpha": float("nan")}):
+        with pytest.raises(ValueError):
+            loaded.translate(["je suis content ."], **bad)
+    with pytest.raises(TypeError, match="list of sentences"):
+        loaded.translate("je suis content .")
+
+
+# --------------------------------------------------------------------------- export checks
+
+
+def test_export_rejects_kwargs_that_do_not_rebuild_the_model(tmp_path):
+    model = make_model("attention_model")
+    wrong = {**BUILDS["attention_model"], "hidden_size": 16}
+    with pytest.raises(ValueError, match=r"encoder\.rnn\.weight_ih_l0.*\(36, 8\).*\(48, 8\)"):
+        export_translator(tmp_path / "t.pt", model, SRC, TGT, builder="attention_model",
+                          kwargs=wrong)
+    with pytest.raises(ValueError, match="unexpected keyword argument"):
+        export_translator(tmp_path / "t.pt", model, SRC, TGT, builder="attention_model",
+                          kwargs={**BUILDS["attention_model"], "colour": "red"})
+    with pytest.raises(ValueError, match="unknown builder"):
+        export_translator(tmp_path / "t.pt", model, SRC, TGT, builder="cho_model", kwargs={})
+    with pytest.raises(ValueError, match="reverse_source"):  # same weights, different model
+        export_translator(tmp_path / "t.pt", make_model("sutskever_model"), SRC, TGT,
+                          builder="sutskever_model",
+                          kwargs={**BUILDS["sutskever_model"], "reverse_source": False})
+    with pytest.raises(ValueError, match="JSON-like"):
+        export_translator(tmp_path / "t.pt", model, SRC, TGT, builder="attention_model",
+                          kwargs=BUILDS["attention_model"], metadata={"model": model})
+    assert not (tmp_path / "t.pt").exists()
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def test_main_translates_sentence_arguments(tmp_path, capsys):
+    path = export(tmp_path)
+    expected = load_translator(path).translate(SENTENCES[:2], beam_size=3, alpha=1.0)
+    code, out, err = run_main([path, *SENTENCES[:2], "-k", "3", "--alpha", "1.0"], capsys)
+    assert code == 0 and err == ""
+    assert out.split("\n") == [*expected, ""]  # one line per sentence
+
+
+def test_main_reads_one_sentence_per_line_from_stdin(tmp_path, capsys, monkeypatch):
+    path = export(tmp_path, "sutskever_model")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("Je suis content.\n\nil a faim\r\n"))
+    code, out, err = run_main([path, "--max-len", "5", "--device", "cpu"], capsys)
+    lines = out.split("\n")
+    assert code == 0 and err == ""
+    assert len(lines) == 4 and lines[-1] == "" and lines[1] == ""  # empty line in, empty line out
+    assert lines[:3] == load_translator(path).translate(
+        ["Je suis content.", "", "il a faim"], max_len=5)
+
+
+class TerminalInput(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_main_translates_typed_lines_one_by_one(tmp_path, capsys, monkeypatch):
+    path = export(tmp_path)
+    monkeypatch.setattr(sys, "stdin", TerminalInput("il a faim\n\nTu es triste !\n"))
+    code, out, _ = run_main([path], capsys)
+    assert code == 0
+    assert out.split("\n")[:3] == load_translator(path).translate(["il a faim", "", "Tu es triste !"])
+
+
+def test_options_may_come_between_checkpoint_and_sentences(tmp_path, capsys):
+    path = export(tmp_path)
+    code, out, _ = run_main([path, "-k", "2", "je suis content ."], capsys)
+    assert code == 0 and len(out.splitlines()) == 1
+
+
+@pytest.mark.parametrize("option", [["-k", "0"], ["--alpha", "-1"], ["--max-len", "0"],
+                                    ["--device", "tpu"]])
+def test_bad_option_values_exit_2_with_a_message(tmp_path, capsys, option):
+    code, out, err = run_main([export(tmp_path), "je suis content .", *option], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("seq2seq-translate: error: ") and "Traceback" not in err
+    assert {"-k": "beam size", "--alpha": "alpha", "--max-len": "max_len",
+            "--device": "device"}[option[0]] in err
+
+
+def test_python_dash_m_help_works():
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
+                                                                     os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-m", "seq2seq_lib.translate", "--help"],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "seq2seq-translate" in proc.stdout and "--beam-size" in proc.stdout
+
+
+# --------------------------------------------------------------------------- bad checkpoints
+
+
+def _edit(tmp_path: Path, change) -> Path:
+    """Export a good checkpoint, change its dict with ``change(ckpt)`` and save it again."""
+    path = export(tmp_path)
+    ckpt = torch.load(path, weights_only=True)
+    change(ckpt)
+    torch.save(ckpt, path)
+    return path
+
+
+def _cache_file(tmp_path: Path) -> Path:
+    def train(model):
+        return {"loss": [1.0]}
+
+    trained = cache.train_or_load("tiny", {"h": 2}, lambda: nn.Linear(2, 2), train,
+                                  directory=tmp_path / "cache")
+    return trained.path
+
+
+def _random_bytes(tmp_path: Path) -> Path:
+    path = tmp_path / "random.pt"
+    path.write_bytes(bytes(torch.randint(0, 256, (512,), generator=torch.Generator().manual_seed(0))
+                           .to(torch.uint8).tolist()))
+    return path
+
+
+def _wrong_shape(ckpt):
+    ckpt["state_dict"]["decoder.W_s.weight"] = torch.zeros(3, 12)
+
+
+BAD = {
+    "missing": (lambda tmp: tmp / "nowhere.pt", CheckpointNotFoundError,
+                ["does not exist", "nowhere.pt"]),
+    "random bytes": (_random_bytes, NotATranslatorError,
+                     ["not a translator checkpoint", "export_translator"]),
+    "cache file": (_cache_file, NotATranslatorError,
+                   ["model-cache file", "train_or_load", "export_translator"]),
+    "no format tag": (lambda tmp: _edit(tmp, lambda c: c.pop("format")), NotATranslatorError,
+                      ["without the 'format' tag", "export_translator"]),
+    "version 2": (lambda tmp: _edit(tmp, lambda c: c.update(format=f"{translate.FORMAT_NAME}/2")),
+                  IncompatibleCheckpointError, ["format version '2'", "reads only version 1"]),
+    "unknown builder": (lambda tmp: _edit(tmp, lambda c: c.update(builder="transformer")),
+                        IncompatibleCheckpointError, ["builder 'transformer'", "attention_model"]),
+    "rejected kwargs": (lambda tmp: _edit(tmp, lambda c: c["kwargs"].update(heads=8)),
+                        IncompatibleCheckpointError, ["heads=8", "unexpected keyword argument"]),
+    "wrong shape": (lambda tmp: _edit(tmp, _wrong_shape), IncompatibleCheckpointError,
+                    ["decoder.W_s.weight", "(3, 12)", f"({len(TGT)}, 12)"]),
+    "missing key": (lambda tmp: _edit(tmp, lambda c: c["state_dict"].pop("decoder.W_s.bias")),
+                    IncompatibleCheckpointError, ["decoder.W_s.bias", "missing"]),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_a_bad_checkpoint_is_a_clear_error(tmp_path, capsys, case):
+    make, error, words = BAD[case]
+    path = make(tmp_path)
+    with pytest.raises(error) as info:
+        load_translator(path)
+    assert isinstance(info.value, CheckpointError)
+    for word in words:
+        assert word in str(info.value)
+    code, out, err = run_main([path, "je suis content ."], capsys)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.startswith("seq2seq-translate: error: ") and words[0] in err
+    assert err.count("\n") == 1  # one line
+
+
+def test_a_missing_file_is_also_a_file_not_found_error(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_translator(tmp_path / "nowhere.pt")
