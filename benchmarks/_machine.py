@@ -1,28 +1,12 @@
-"""The machine description stored with every benchmark result."""
+"""The machine description stored with every benchmark result (from ``seq2seq_lib.device``)."""
 
 from __future__ import annotations
 
-import platform
+from seq2seq_lib.device import cpu_model, describe_machine
 
-import torch
-
-
-def cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo (``platform.processor()`` elsewhere)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+__all__ = ["cpu_model", "machine"]
 
 
 def machine() -> dict[str, object]:
-    return {
-        "cpu": cpu_model(),
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(),
-    }
+    """CPU, Python, torch and torch's thread count (see ``describe_machine``)."""
+    return {k: v for k, v in describe_machine().items() if k not in ("cpu_cores", "gpu")}

@@ -25,6 +25,10 @@ module                           introduced in
 ``seq2seq_lib.attention``        chapter 8: score functions, masked softmax, attention read-out
 ``seq2seq_lib.decoding``         chapter 9: greedy, exhaustive and batched beam search
 ``seq2seq_lib.bleu``             chapter 10: BLEU from scratch, equal to sacrebleu
+``seq2seq_lib.recipes``          chapters 7-11: the shared translator recipes (train or load)
+``seq2seq_lib.attention_seq2seq``  chapter 8: attention decoders (Bahdanau, Luong) and baseline
+``seq2seq_lib.ablation``         chapter 11: the translator ablation, results files
+``seq2seq_lib.translate``        chapter 11: translator checkpoints, ``seq2seq-translate``
 ===============================  ================================================================
 
 Importing the package imports nothing heavy; import the module you need.

@@ -210,11 +210,12 @@ class PlainDecoder(Decoder):
 def attention_model(src_vocab: int, tgt_vocab: int, *, style: str = "luong",
                     score: str | None = None, embed_size: int = 64, hidden_size: int = 128,
                     num_layers: int = 1, input_feeding: bool = False,
-                    dropout: float = 0.0) -> EncoderDecoder:
+                    dropout: float = 0.0, reverse_source: bool = False) -> EncoderDecoder:
     """A GRU encoder with a :class:`LuongDecoder`, a :class:`BahdanauDecoder` or (``style="none"``)
     the no-attention :class:`PlainDecoder`.
 
     ``score`` defaults to ``"additive"`` for Bahdanau and ``"general"`` for Luong.
+    ``reverse_source``: the model reads the source reversed (chapter 7's ablation).
     """
     encoder = GRUEncoder(src_vocab, embed_size, hidden_size, num_layers=num_layers,
                          dropout=dropout)
@@ -228,7 +229,7 @@ def attention_model(src_vocab: int, tgt_vocab: int, *, style: str = "luong",
                                num_layers=num_layers, input_feeding=input_feeding)
     else:
         raise ValueError(f"style must be 'luong', 'bahdanau' or 'none', got {style!r}")
-    return EncoderDecoder(encoder, decoder)
+    return EncoderDecoder(encoder, decoder, reverse_source=reverse_source)
 
 
 def greedy_with_attention(model: EncoderDecoder, src: torch.Tensor, src_lengths: torch.Tensor,

@@ -104,6 +104,22 @@ def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     return torch.load(Path(path), map_location="cpu", weights_only=True)
 
 
+def cache_path(
+    name: str,
+    config: Mapping[str, Any],
+    train: Callable[..., Any],
+    *,
+    directory: str | os.PathLike[str] | None = None,
+) -> Path:
+    """The file :func:`train_or_load` reads or writes for these arguments.
+
+    ``path.exists()`` tells whether the model is cached, without building or loading it.
+    """
+    key = cache_key(name, config, train)
+    folder = Path(directory) if directory is not None else cache_dir()
+    return folder / f"{name}-{key[:16]}.pt"
+
+
 @dataclass
 class Trained:
     """What :func:`train_or_load` returns.
@@ -138,9 +154,7 @@ def train_or_load(
         device: where the returned model lives.
         directory: the cache folder (default :func:`cache_dir`).
     """
-    key = cache_key(name, config, train)
-    path = Path(directory) if directory is not None else cache_dir()
-    path = path / f"{name}-{key[:16]}.pt"
+    path = cache_path(name, config, train, directory=directory)
     model = build().to(device)
     if path.exists():
         try:

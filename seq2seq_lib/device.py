@@ -18,6 +18,7 @@ The stored outputs of the book are made with ``cpu`` and ``quick``.
 from __future__ import annotations
 
 import os
+import platform
 import random
 from dataclasses import dataclass
 from typing import Literal, TypeVar
@@ -124,3 +125,29 @@ def setup(device: str = "auto", profile: str = "quick", seed: int = 0) -> Run:
     prof = resolve_profile(os.environ.get(ENV_PROFILE) or profile)
     seed_everything(seed)
     return Run(device=dev, profile=prof, seed=seed)
+
+
+def cpu_model() -> str:
+    """The CPU's model name from ``/proc/cpuinfo`` (``platform.processor()`` elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def describe_machine() -> dict[str, object]:
+    """What a measurement was made on: CPU model and cores, GPU (or ``None``), Python, torch
+    and torch's thread count — stored with benchmark and results files."""
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    return {
+        "cpu": cpu_model(),
+        "cpu_cores": os.cpu_count(),
+        "gpu": gpu,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+    }

@@ -104,3 +104,17 @@ def test_corrupt_cache_file_is_kept_aside_and_retrained(tmp_path):
         again = cache.train_or_load("m", {}, build, train, directory=tmp_path)
     assert len(calls) == 2 and not again.loaded
     assert out.path.with_suffix(".corrupt").read_bytes() == b"not a checkpoint"
+
+
+def test_cache_path_is_the_file_train_or_load_writes(tmp_path):
+    def build():
+        return torch.nn.Linear(2, 2)
+
+    def train(model):
+        return {"loss": [1.0]}
+
+    expected = cache.cache_path("m", {"h": 2}, train, directory=tmp_path)
+    assert not expected.exists()
+    trained = cache.train_or_load("m", {"h": 2}, build, train, directory=tmp_path)
+    assert trained.path == expected and expected.exists()
+    assert cache.cache_path("m", {"h": 3}, train, directory=tmp_path) != expected

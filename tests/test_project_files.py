@@ -158,7 +158,7 @@ def test_nbval_ignore_output_is_only_for_progress_or_timing(notebook):
     path, nb = notebook
     for cell in code_cells(nb):
         if "nbval-ignore-output" in cell.metadata.get("tags", []) or "NBVAL_IGNORE_OUTPUT" in cell.source:
-            assert re.search(r"train_or_load|train_translator|time|tqdm|benchmark|progress",
+            assert re.search(r"train_or_load|train_translator|train_seq2seq|time|tqdm|benchmark|progress",
                              cell.source), (
                 f"{path.name}: ignored output on a cell that is not about progress or timing"
             )
@@ -193,3 +193,14 @@ def test_bibliography_parses_and_has_the_required_papers():
         cited |= set(re.findall(r"\{cite:[pt]\}`([^`]+)`", path.read_text(encoding="utf-8")))
     keys = {k.strip() for group in cited for k in group.split(",")}
     assert keys <= set(entries), f"cited but not in references.bib: {sorted(keys - set(entries))}"
+
+
+def test_api_page_documents_every_module():
+    documented = set(re.findall(r"automodule:: (seq2seq_lib[\w.]*)", (ROOT / "api.md").read_text()))
+    package = ROOT / "seq2seq_lib"
+    modules = {
+        "seq2seq_lib." + ".".join(p.relative_to(package).with_suffix("").parts)
+        for p in package.rglob("*.py") if p.name != "__init__.py"
+    } | {"seq2seq_lib.exercises"}
+    assert modules - documented == set(), "add these modules to api.md"
+    assert documented - modules == set(), "api.md names modules that do not exist"

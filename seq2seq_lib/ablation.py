@@ -1,0 +1,233 @@
+"""Chapter 11: the translator ablation — which design decisions matter, on held-out data.
+
+Every variant is chapter 8's GRU translator with one decision changed (:data:`VARIANTS`);
+chapter 7's LSTM seq2seq is a further baseline. The rules of the measurement:
+
+* every choice — the best variant, the beam size :math:`k`, the length penalty :math:`\\alpha`
+  — is made on the **validation** split;
+* the **test** split is only used to report the numbers of choices already made;
+* BLEU is sacrebleu's corpus BLEU on detokenised text, all references of a source together
+  (:func:`seq2seq_lib.evaluation.bleu`).
+
+The notebook (quick profile) and ``scripts/translator_results.py`` (any profile, writes a
+results file with provenance) both call the functions below, so they measure the same thing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from seq2seq_lib import decoding, recipes
+from seq2seq_lib.cache import Trained
+from seq2seq_lib.data import TranslationData
+from seq2seq_lib.device import Run
+from seq2seq_lib.encoder_decoder import EncoderDecoder
+from seq2seq_lib.evaluation import bleu
+
+#: ``{label: keyword arguments of recipes.train_translator}``; one decision changed each.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "no attention": {"style": "none", "score": None},
+    "Luong, dot": {"style": "luong", "score": "dot"},
+    "Luong, general": {"style": "luong", "score": "general"},
+    "Luong, concat": {"style": "luong", "score": "concat"},
+    "Bahdanau, additive": {"style": "bahdanau", "score": "additive"},
+    "general + reversed source": {"style": "luong", "score": "general",
+                                  "reverse_source": True},
+    "general + scheduled sampling": {"style": "luong", "score": "general",
+                                     "teacher_forcing": "scheduled"},
+}
+BEAM_SIZES = (1, 2, 5, 10)
+ALPHAS = (0.0, 0.6, 1.0)
+VALID_LIMIT = 1000  # validation sources scored when choosing (a fixed random sample)
+BEAM_TEST_LIMIT = 2000  # test sources scored for each beam size (a fixed random sample)
+SAMPLE_SEED = 1
+SEQ2SEQ_LABEL = "ch. 7 seq2seq (LSTM)"
+ENV_RESULTS = "SEQ2SEQ_RESULTS"
+
+
+@dataclass
+class VariantRow:
+    """One model of the ablation: size, budget, validation loss and BLEU."""
+
+    label: str
+    parameters: int
+    updates: int
+    pairs_seen: int
+    valid_loss: float
+    valid_bleu: float
+    test_bleu: float
+
+
+@dataclass
+class BeamRow:
+    """Beam size ``k`` with the α chosen on validation, and its BLEU on both splits."""
+
+    k: int
+    alpha: float
+    valid_bleu: float
+    test_bleu: float
+    words_per_sentence: float
+
+
+def _pairs_seen(trained: Trained, data: TranslationData) -> int:
+    """Training pairs read: updates × batch size, from the history's target-token count."""
+    per_pair = sum(len(t) + 1 for _, t in data.train) / len(data.train)
+    return round(trained.history["tokens"] / per_pair)
+
+
+def variant_row(label: str, trained: Trained, data: TranslationData, *,
+                device: Any = "cpu") -> VariantRow:
+    """Measure one trained model: validation BLEU on a fixed sample of
+    :data:`VALID_LIMIT` sources, test BLEU on the whole test split (greedy decoding)."""
+    model = trained.model
+    history = trained.history
+    valid = bleu(model, data.valid, data.src_vocab, data.tgt_vocab, limit=VALID_LIMIT,
+                 seed=SAMPLE_SEED, device=device)
+    test = bleu(model, data.test, data.src_vocab, data.tgt_vocab, device=device)
+    losses = history["valid_step_loss"] or history["valid_loss"]
+    return VariantRow(
+        label=label, parameters=sum(p.numel() for p in model.parameters()),
+        updates=history["updates"], pairs_seen=_pairs_seen(trained, data),
+        valid_loss=float(losses[-1]), valid_bleu=valid.score, test_bleu=test.score,
+    )
+
+
+def best_variant(rows: Sequence[VariantRow]) -> VariantRow:
+    """The row with the highest **validation** BLEU (the first one on a tie)."""
+    if not rows:
+        raise ValueError("best_variant needs at least one row")
+    return max(rows, key=lambda r: r.valid_bleu)
+
+
+def beam_rows(model: EncoderDecoder, data: TranslationData, *,
+              beam_sizes: Sequence[int] = BEAM_SIZES, alphas: Sequence[float] = ALPHAS,
+              device: Any = "cpu") -> list[BeamRow]:
+    """For each beam size, choose α on the validation sample, then score the test sample.
+
+    ``k = 1`` is greedy search (α changes nothing there). The test sample is a fixed random
+    set of :data:`BEAM_TEST_LIMIT` sources, the same for every ``k``.
+    """
+    rows = []
+    for k in beam_sizes:
+        best: tuple[float, float] | None = None  # (valid BLEU, alpha)
+        for alpha in alphas if k > 1 else (0.0,):
+            score = bleu(model, data.valid, data.src_vocab, data.tgt_vocab,
+                         decode=decoding.beam_decoder(k, alpha), limit=VALID_LIMIT,
+                         seed=SAMPLE_SEED, device=device).score
+            if best is None or score > best[0]:
+                best = (score, alpha)
+        assert best is not None
+        test = bleu(model, data.test, data.src_vocab, data.tgt_vocab,
+                    decode=decoding.beam_decoder(k, best[1]), limit=BEAM_TEST_LIMIT,
+                    seed=SAMPLE_SEED, device=device)
+        words = test.bleu.sys_len / len(test.hypotheses)
+        rows.append(BeamRow(k, best[1], best[0], test.score, words))
+    return rows
+
+
+def chosen_beam(rows: Sequence[BeamRow]) -> BeamRow:
+    """The (k, α) with the highest validation BLEU (the smaller k on a tie)."""
+    if not rows:
+        raise ValueError("chosen_beam needs at least one row")
+    return max(rows, key=lambda r: (r.valid_bleu, -r.k))
+
+
+def variant_table(rows: Sequence[VariantRow]) -> str:
+    """The variant rows as a fixed-width text table (BLEU to 0.1, loss to 0.01)."""
+    lines = [f"{'variant':30}{'params':>11}{'updates':>9}{'pairs':>10}"
+             f"{'valid loss':>12}{'valid BLEU':>12}{'test BLEU':>11}"]
+    for r in rows:
+        lines.append(f"{r.label:30}{r.parameters:>11,}{r.updates:>9,}{r.pairs_seen:>10,}"
+                     f"{r.valid_loss:>12.2f}{r.valid_bleu:>12.1f}{r.test_bleu:>11.1f}")
+    return "\n".join(lines)
+
+
+def beam_table(rows: Sequence[BeamRow]) -> str:
+    """The beam rows as a fixed-width text table."""
+    lines = [f"{'k':>3}{'alpha (valid)':>15}{'valid BLEU':>12}{'test BLEU':>11}"
+             f"{'words/sentence':>16}"]
+    for r in rows:
+        lines.append(f"{r.k:>3}{r.alpha:>15.1f}{r.valid_bleu:>12.1f}{r.test_bleu:>11.1f}"
+                     f"{r.words_per_sentence:>16.2f}")
+    return "\n".join(lines)
+
+
+def results_dict(run: Run, variants: Sequence[VariantRow], beams: Sequence[BeamRow],
+                 best: str) -> dict[str, Any]:
+    """The measurements as plain JSON data (what the results file stores)."""
+    return {
+        "profile": run.profile,
+        "variants": [asdict(r) for r in variants],
+        "best_variant": best,
+        "beam": [asdict(r) for r in beams],
+        "chosen_beam": asdict(chosen_beam(beams)),
+    }
+
+
+def write_results(results: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Write ``results`` as indented JSON, atomically (temporary file, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def read_results(path: str | os.PathLike[str]) -> tuple[list[VariantRow], list[BeamRow],
+                                                         dict[str, Any]]:
+    """Read a results file: its variant rows, beam rows and the whole dict (provenance)."""
+    results = json.loads(Path(path).read_text(encoding="utf-8"))
+    try:
+        variants = [VariantRow(**r) for r in results["variants"]]
+        beams = [BeamRow(**r) for r in results["beam"]]
+    except (KeyError, TypeError) as err:
+        raise ValueError(f"{Path(path).name} is not a translator results file: {err}") from None
+    return variants, beams, results
+
+
+def results_path(profile: str) -> Path:
+    """``results/translator-<profile>.json`` of the checkout this library was imported from
+    (or of the folder ``$SEQ2SEQ_RESULTS``); it may not exist."""
+    env = os.environ.get(ENV_RESULTS)
+    folder = Path(env) if env else Path(__file__).resolve().parents[1] / "results"
+    return folder / f"translator-{profile}.json"
+
+
+def provenance_lines(results: Mapping[str, Any]) -> list[str]:
+    """A results file's provenance, one ``key: value`` line each, for printing."""
+    p = results.get("provenance", {})
+    machine, versions = p.get("machine", {}), p.get("versions", {})
+    minutes = p.get("wall_seconds", 0) / 60
+    return [
+        f"command:  {p.get('command', '?')}",
+        f"run:      {p.get('started_utc', '?')}, {minutes:.0f} min wall time "
+        f"({p.get('training_seconds', 0) / 60:.0f} min training), device {p.get('device', '?')}",
+        f"machine:  {machine.get('cpu', '?')}, {machine.get('cpu_cores', '?')} cores, "
+        f"GPU {machine.get('gpu') or 'none'}",
+        f"versions: torch {versions.get('torch', '?')}, sacrebleu {versions.get('sacrebleu', '?')}"
+        f", Python {versions.get('python', '?')}, seq2seq_lib {versions.get('seq2seq_lib_commit', '?')}",
+        f"trained:  {len(p.get('models_trained', []))} models, "
+        f"loaded from a cache: {len(p.get('models_loaded_from_cache', []))}",
+    ]
+
+
+def export_spec(run: Run, data: TranslationData, label: str) -> tuple[str, dict[str, Any]]:
+    """``(builder, kwargs)`` that rebuild the architecture of the ablation model ``label``, as
+    :func:`seq2seq_lib.translate.export_translator` takes them."""
+    if label == SEQ2SEQ_LABEL:
+        config = recipes.seq2seq_config(run, data)
+        return "sutskever_model", {
+            "embed_size": config["embed"], "hidden_size": config["hidden"],
+            "num_layers": config["layers"], "dropout": config["dropout"], "reverse_source": True,
+        }
+    options = {"style": "luong", "score": "general", **VARIANTS[label]}
+    style, score = options.pop("style"), options.pop("score")
+    config = recipes.translator_config(run, style, score, **options)
+    return "attention_model", recipes.translator_kwargs(config)
+

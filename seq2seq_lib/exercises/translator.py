@@ -1,0 +1,69 @@
+"""Checkers for the translator chapter (chapter 11)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+
+from seq2seq_lib.exercises import passed
+
+ReplaceFn = Callable[[Sequence[str], Sequence[str], torch.Tensor], list[str]]
+
+
+def _cases() -> list[tuple[str, list[str], list[str], torch.Tensor, list[str]]]:
+    """``(name, output, source, weights, expected)``; ``weights`` is ``(T', S)``, T' ≥ T."""
+    w = torch.tensor  # rows: output positions, columns: source positions
+    return [
+        ("no <unk>: the output is unchanged",
+         ["i", "am", "here", "."], ["je", "suis", "ici", "."],
+         w([[.9, .1, 0, 0], [.1, .8, .1, 0], [0, .1, .9, 0], [0, 0, .1, .9],
+            [0, 0, 0, 1.]]),
+         ["i", "am", "here", "."]),
+        ("one <unk>, aligned with source word 3",
+         ["i", "live", "in", "<unk>", "."], ["j'", "habite", "à", "Tromsø", "."],
+         w([[.8, .1, .1, 0, 0], [.1, .7, .2, 0, 0], [0, .2, .6, .2, 0], [0, 0, .1, .85, .05],
+            [0, 0, 0, .1, .9], [0, 0, 0, 0, 1.]]),
+         ["i", "live", "in", "Tromsø", "."]),
+        ("two <unk>s aligned with different source words",
+         ["<unk>", "loves", "<unk>", "."], ["Ada", "aime", "Grace", "."],
+         w([[.6, .3, .1, 0], [.2, .7, .1, 0], [.1, .2, .7, 0], [0, 0, .2, .8]]),
+         ["Ada", "loves", "Grace", "."]),
+        ("a tie: the first of the equally weighted source words",
+         ["<unk>"], ["x", "y", "z"],
+         w([[.4, .4, .2], [0, 0, 1.]]),
+         ["x"]),
+        ("the weights row t belongs to output word t (not t + 1)",
+         ["the", "<unk>"], ["le", "chat"],
+         w([[.9, .1], [.2, .8], [.9, .1]]),
+         ["the", "chat"]),
+        ("an empty output",
+         [], ["rien"], w([[1.]]), []),
+    ]
+
+
+def check_replace_unknowns(fn: ReplaceFn, label: str = "Exercise 11.1") -> None:
+    """Check ``fn(output, source, weights) -> list[str]``, the attention-based replacement of
+    unknown words (Luong et al., 2015b; Jean et al., 2015).
+
+    ``output`` holds the ``T`` translated tokens (``<eos>`` removed), ``source`` the ``S``
+    source words, ``weights`` the ``(T', S)`` attention weights with ``T' >= T`` (row ``t``
+    produced output word ``t``). Every ``"<unk>"`` at position ``t`` must become
+    ``source[argmax_s weights[t, s]]`` (the first maximum on a tie); the other words stay;
+    the arguments must not be modified.
+    """
+    for name, output, source, weights, expected in _cases():
+        out_copy, src_copy, w_copy = list(output), list(source), weights.clone()
+        got = fn(out_copy, src_copy, w_copy)
+        if not isinstance(got, list):
+            raise AssertionError(f"{label}: return a list of str, got {type(got).__name__}")
+        if out_copy != output or src_copy != source or not torch.equal(w_copy, weights):
+            raise AssertionError(f"{label} ({name}): the arguments were modified")
+        if got != expected:
+            wrong = next((i for i, (g, e) in enumerate(zip(got, expected, strict=False))
+                          if g != e), min(len(got), len(expected)))
+            raise AssertionError(
+                f"{label} ({name}): got {got}, expected {expected} "
+                f"(first difference at position {wrong})"
+            )
+    passed(label)

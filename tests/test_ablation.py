@@ -1,0 +1,95 @@
+"""Chapter 11's ablation helpers and the shared recipes: choices on validation, files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from seq2seq_lib import ablation, recipes
+from seq2seq_lib.device import Run
+
+QUICK = Run(torch.device("cpu"), "quick", 0)
+FULL = Run(torch.device("cpu"), "full", 0)
+
+
+def row(label, valid, test):
+    return ablation.VariantRow(label, 10, 5, 640, 2.0, valid, test)
+
+
+def test_best_variant_is_chosen_on_validation_not_test():
+    rows = [row("a", 10.0, 30.0), row("b", 12.0, 11.0), row("c", 12.0, 40.0)]
+    assert ablation.best_variant(rows).label == "b"  # highest valid; first on a tie
+    with pytest.raises(ValueError):
+        ablation.best_variant([])
+
+
+def test_chosen_beam_prefers_validation_then_the_smaller_beam():
+    beams = [ablation.BeamRow(1, 0.0, 13.0, 20.0, 6.5), ablation.BeamRow(5, 1.0, 15.0, 14.0, 6.1),
+             ablation.BeamRow(10, 1.0, 15.0, 25.0, 6.0)]
+    assert ablation.chosen_beam(beams).k == 5
+
+
+def test_tables_round_as_documented():
+    text = ablation.variant_table([row("Luong, general", 14.449, 9.25)])
+    assert "14.4" in text and "9.2" in text and "2.00" in text and "640" in text
+    beam = ablation.beam_table([ablation.BeamRow(10, 1.0, 15.96, 16.04, 6.256)])
+    assert "16.0" in beam and "6.26" in beam
+
+
+def test_results_file_round_trip(tmp_path):
+    rows = [row("x", 1.0, 2.0)]
+    beams = [ablation.BeamRow(1, 0.0, 1.0, 2.0, 3.0)]
+    results = ablation.results_dict(QUICK, rows, beams, "x")
+    results["provenance"] = {"command": "python scripts/translator_results.py"}
+    path = ablation.write_results(results, tmp_path / "sub" / "r.json")
+    got_rows, got_beams, whole = ablation.read_results(path)
+    assert got_rows == rows and got_beams == beams
+    assert whole["profile"] == "quick" and whole["chosen_beam"]["k"] == 1
+    assert not list(path.parent.glob("*.tmp"))
+
+
+def test_read_results_rejects_other_json(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"variants": [{"label": "x"}], "beam": []}))
+    with pytest.raises(ValueError, match="not a translator results file"):
+        ablation.read_results(bad)
+
+
+def test_variants_change_one_decision_each():
+    defaults = {"style": "luong", "score": "general", "reverse_source": False,
+                "teacher_forcing": "always"}
+    for label, kw in ablation.VARIANTS.items():
+        changed = {k for k, v in {**defaults, **kw}.items() if v != defaults[k]}
+        # the attention (style and score together) or exactly one training decision
+        assert changed <= {"style", "score"} or len(changed) == 1, label
+
+
+def test_translator_config_names_its_variant():
+    config = recipes.translator_config(QUICK, "luong", "dot", reverse_source=True,
+                                       teacher_forcing="scheduled")
+    assert config["reverse_source"] is True and config["teacher_forcing"] == "scheduled"
+    assert recipes.translator_kwargs(config)["reverse_source"] is True
+    assert recipes.translator_config(FULL, "luong", "dot")["layers"] == 2
+    with pytest.raises(ValueError, match="teacher_forcing"):
+        recipes.translator_config(QUICK, "luong", "dot", teacher_forcing="sometimes")
+
+
+def test_scheduled_translator_falls_from_one_to_about_a_third():
+    schedule = recipes.scheduled_translator(1000)
+    assert schedule(0) > 0.99
+    assert 0.45 < schedule(850) < 0.55
+    assert 0.25 < schedule(1000) < 0.35
+    assert all(schedule(i) >= schedule(i + 1) for i in range(0, 1000, 50))
+
+
+def test_seq2seq_config_profiles():
+    class FakeData:
+        def summary(self):
+            return "fr-en"
+
+    quick = recipes.seq2seq_config(QUICK, FakeData())
+    full = recipes.seq2seq_config(FULL, FakeData())
+    assert (quick["layers"], quick["hidden"], quick["steps"]) == (2, 128, 1200)
+    assert (full["layers"], full["hidden"], full["steps"]) == (4, 1024, None)
