@@ -80,7 +80,7 @@ len(tgt_vocab), **kwargs)`` rebuilds the architecture."""
 
 _HOW_TO_EXPORT = (
     "A translator checkpoint is made by seq2seq_lib.translate.export_translator(path, model, "
-    "src_vocab, tgt_vocab, builder=..., kwargs=...); chapter 11 exports one (translator.pt)."
+    "src_vocab, tgt_vocab, builder=..., kwargs=...); chapter 11 exports one (translator-fr-en.pt)."
 )
 
 

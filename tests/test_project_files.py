@@ -204,3 +204,33 @@ def test_api_page_documents_every_module():
     } | {"seq2seq_lib.exercises"}
     assert modules - documented == set(), "add these modules to api.md"
     assert documented - modules == set(), "api.md names modules that do not exist"
+
+
+def glossary_entries() -> list[tuple[list[str], int | None]]:
+    """``(names, home chapter)`` of every glossary entry; the home chapter is the first one
+    its text names ("Chapter 8.", "Chapters 2–3.")."""
+    text = (ROOT / "glossary.md").read_text(encoding="utf-8")
+    body = text[text.index("```{glossary}") + len("```{glossary}"): text.rindex("```")]
+    entries = []
+    for block in body.strip().split("\n\n"):
+        lines = block.splitlines()
+        names = [line.strip() for line in lines if line and not line.startswith(" ")]
+        home = re.search(r"Chapters? (\d+)", block)
+        entries.append((names, int(home.group(1)) if home else None))
+    return entries
+
+
+def test_glossary_terms_are_linked_where_they_are_introduced():
+    linked: dict[int, set[str]] = {}
+    for path in chapter_paths():
+        nb = nbformat.read(path, as_version=4)
+        text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        targets = re.findall(r"\{term\}`(?:[^`<]*<)?([^`>]+)>?`", text)
+        linked[int(path.name[:2])] = {t.strip().lower() for t in targets}
+    entries = glossary_entries()
+    assert len(entries) >= 35
+    missing = [
+        f"{names[0]} (chapter {home})" for names, home in entries
+        if home in linked and not {n.lower() for n in names} & linked[home]
+    ]
+    assert not missing, f"glossary terms not linked in their chapter: {missing}"
