@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=None,
                         help="model cache folder to reuse (default: a new empty folder)")
     parser.add_argument("--workers", type=int, default=None,
-                        help="parallel training processes on a CPU (default: one per core)")
+                        help="models trained side by side, one process each (default: one per "
+                             "core on a CPU, 1 on a GPU; several may share one GPU)")
     args = parser.parse_args(argv)
     out = args.out or ROOT / "results" / f"translator-{args.profile}.json"
     if args.cache is None:
@@ -82,8 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     started, start = datetime.now(timezone.utc), time.perf_counter()
 
     data = recipes.translation_data()
+    cached = {label for label, kw in ablation.VARIANTS.items()
+              if recipes.translator_path(run, data, **kw).exists()}
     trained = recipes.train_translators(run, data, ablation.VARIANTS, workers=args.workers)
-    trained["ch. 7 seq2seq (LSTM)"] = recipes.train_seq2seq(run, data)
+    trained[ablation.SEQ2SEQ_LABEL] = recipes.train_seq2seq(run, data)
+    if trained[ablation.SEQ2SEQ_LABEL].loaded:
+        cached.add(ablation.SEQ2SEQ_LABEL)
     train_seconds = time.perf_counter() - start
     rows = [ablation.variant_row(label, t, data, device=run.device)
             for label, t in trained.items()]
@@ -99,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         "started_utc": started.isoformat(timespec="seconds"),
         "wall_seconds": round(time.perf_counter() - start),
         "training_seconds": round(train_seconds),
-        "models_trained": sorted(k for k, t in trained.items() if not t.loaded),
-        "models_loaded_from_cache": sorted(k for k, t in trained.items() if t.loaded),
+        "models_trained": sorted(set(trained) - cached),
+        "models_loaded_from_cache": sorted(cached),
         "device": str(run.device),
         "machine": describe_machine(),
         "versions": _versions(),
