@@ -1,0 +1,58 @@
+"""scripts/translator_results.py writes a readable results file with its provenance.
+
+The models are replaced by tiny untrained ones (the real run trains for minutes to hours);
+what is tested is the script's own work: measuring, choosing, and the file it writes.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import translator_results
+from seq2seq_lib import ablation, recipes
+from seq2seq_lib.attention_seq2seq import attention_model
+from seq2seq_lib.cache import Trained
+from seq2seq_lib.data import TranslationData
+
+
+@pytest.fixture
+def tiny(monkeypatch, tmp_path):
+    words = ["le", "chat", "chien", "noir", "dort", "mange", "un", "petit"]
+    pairs = [([words[(i // 8**j) % 8] for j in range(1 + i % 4)],) for i in range(120)]
+    data = TranslationData.from_pairs([(s, [w.upper() for w in s]) for (s,) in pairs])
+
+    def fake_model(*_args, **_kwargs):
+        torch.manual_seed(0)
+        model = attention_model(len(data.src_vocab), len(data.tgt_vocab), embed_size=4,
+                                hidden_size=4)
+        history = {"updates": 1, "tokens": 10, "valid_step_loss": [4.0], "valid_loss": []}
+        return Trained(model, history, tmp_path / "m.pt", loaded=False)
+
+    monkeypatch.setattr(recipes, "translation_data", lambda: data)
+    monkeypatch.setattr(recipes, "translator_path", lambda *a, **k: tmp_path / "absent.pt")
+    monkeypatch.setattr(recipes, "train_translators",
+                        lambda run, data, variants, workers=None: {
+                            label: fake_model() for label in variants})
+    monkeypatch.setattr(recipes, "train_seq2seq", fake_model)
+    for name in ("SEQ2SEQ_CACHE", "SEQ2SEQ_PROFILE", "SEQ2SEQ_DEVICE"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+def test_script_writes_results_with_provenance(tiny, capsys):
+    out = tiny / "results" / "translator-quick.json"
+    args = ["--profile", "quick", "--device", "cpu", "--out", str(out),
+            "--cache", str(tiny / "cache")]
+    assert translator_results.main(args) == 0
+    rows, beams, results = ablation.read_results(out)
+    assert [r.label for r in rows] == [*ablation.VARIANTS, ablation.SEQ2SEQ_LABEL]
+    assert [b.k for b in beams] == list(ablation.BEAM_SIZES)
+    p = results["provenance"]
+    assert p["command"] == "python scripts/translator_results.py " + " ".join(args)
+    assert p["machine"]["cpu"] and p["versions"]["torch"] == torch.__version__
+    assert p["models_trained"] == sorted([*ablation.VARIANTS, ablation.SEQ2SEQ_LABEL])
+    assert p["models_loaded_from_cache"] == [] and p["wall_seconds"] >= 0
+    assert results["profile"] == "quick" and results["best_variant"] in ablation.VARIANTS
+    assert any(line.startswith("command:") for line in ablation.provenance_lines(results))
+    assert "wrote" in capsys.readouterr().out
