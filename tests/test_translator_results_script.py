@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 import translator_results
+
 from seq2seq_lib import ablation, recipes
 from seq2seq_lib.attention_seq2seq import attention_model
 from seq2seq_lib.cache import Trained
