@@ -234,3 +234,16 @@ def test_glossary_terms_are_linked_where_they_are_introduced():
         if home in linked and not {n.lower() for n in names} & linked[home]
     ]
     assert not missing, f"glossary terms not linked in their chapter: {missing}"
+
+
+def test_results_files_have_provenance():
+    from seq2seq_lib import ablation
+
+    files = sorted((ROOT / "results").glob("translator-*.json"))
+    for path in files:
+        _, _, results = ablation.read_results(path)
+        assert path.name == f"translator-{results['profile']}.json"
+        provenance = results["provenance"]
+        for key in ("command", "started_utc", "wall_seconds", "machine", "versions", "device"):
+            assert provenance.get(key) not in (None, ""), f"{path.name}: no {key}"
+        assert provenance["command"].startswith("python scripts/translator_results.py")
