@@ -226,7 +226,7 @@ def export_spec(run: Run, data: TranslationData, label: str) -> tuple[str, dict[
             "embed_size": config["embed"], "hidden_size": config["hidden"],
             "num_layers": config["layers"], "dropout": config["dropout"], "reverse_source": True,
         }
-    options = {"style": "luong", "score": "general", **VARIANTS[label]}
+    options = {**recipes.TRANSLATOR_DEFAULTS, **VARIANTS[label]}
     style, score = options.pop("style"), options.pop("score")
     config = recipes.translator_config(run, style, score, **options)
     return "attention_model", recipes.translator_kwargs(config)

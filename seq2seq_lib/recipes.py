@@ -32,6 +32,10 @@ from seq2seq_lib.seq2seq import sutskever_model
 
 DATA = {"direction": "fr-en", "max_len": 10, "min_freq": 3}
 TEACHER_FORCING = ("always", "scheduled")
+#: The defaults of :func:`train_translator`'s variant arguments: chapter 8's translator.
+TRANSLATOR_DEFAULTS: dict[str, Any] = {
+    "style": "luong", "score": "general", "reverse_source": False, "teacher_forcing": "always",
+}
 
 
 def translation_data() -> TranslationData:
@@ -194,9 +198,8 @@ def train_translator(run: Run, data: TranslationData, *, style: str = "luong",
 def translator_path(run: Run, data: TranslationData, **variant: Any) -> Path:
     """The cache file of :func:`train_translator` ``(run, data, **variant)``; it exists
     when the model is cached."""
-    options = {"style": "luong", "score": "general", "reverse_source": False,
-               "teacher_forcing": "always", **variant}
-    name, config, _, fit = _translator_job(run, data, progress=False, **options)
+    name, config, _, fit = _translator_job(run, data, progress=False,
+                                           **{**TRANSLATOR_DEFAULTS, **variant})
     return cache.cache_path(name, config, fit)
 
 

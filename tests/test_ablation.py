@@ -58,8 +58,7 @@ def test_read_results_rejects_other_json(tmp_path):
 
 
 def test_variants_change_one_decision_each():
-    defaults = {"style": "luong", "score": "general", "reverse_source": False,
-                "teacher_forcing": "always"}
+    defaults = recipes.TRANSLATOR_DEFAULTS
     for label, kw in ablation.VARIANTS.items():
         changed = {k for k, v in {**defaults, **kw}.items() if v != defaults[k]}
         # the attention (style and score together) or exactly one training decision
@@ -116,8 +115,7 @@ def test_export_spec_rebuilds_every_variant(tiny_data, tmp_path):
         if label == ablation.SEQ2SEQ_LABEL:
             model = recipes.build_seq2seq(recipes.seq2seq_config(QUICK, tiny_data), tiny_data)
         else:
-            options = {"style": "luong", "score": "general", "reverse_source": False,
-                       "teacher_forcing": "always", **ablation.VARIANTS[label]}
+            options = {**recipes.TRANSLATOR_DEFAULTS, **ablation.VARIANTS[label]}
             _, _, build, _ = recipes._translator_job(QUICK, tiny_data, progress=False,
                                                      **options)
             model = build()
@@ -142,3 +140,10 @@ def test_rows_of_an_untrained_model_are_measured_on_the_right_splits(tiny_data):
     beams = ablation.beam_rows(model, tiny_data, beam_sizes=(1, 2), alphas=(0.0, 1.0))
     assert [b.k for b in beams] == [1, 2] and beams[0].alpha == 0.0
     assert all(b.words_per_sentence >= 0 for b in beams)
+
+
+def test_translator_defaults_are_train_translators_defaults():
+    import inspect
+
+    params = inspect.signature(recipes.train_translator).parameters
+    assert {k: params[k].default for k in recipes.TRANSLATOR_DEFAULTS} == recipes.TRANSLATOR_DEFAULTS
