@@ -27,3 +27,19 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def tiny_translation_data():
+    """A toy French→English corpus (about 100 distinct sources of 1-4 words) split and
+    vocabularised like the real one, for tests of code that measures translators."""
+    from seq2seq_lib.data import TranslationData
+
+    english = {"le": "the", "chat": "cat", "chien": "dog", "noir": "black", "dort": "sleeps",
+               "mange": "eats", "un": "a", "petit": "small"}
+    words = list(english)
+    pairs = []
+    for i in range(120):
+        src = [words[(i // 8**j) % 8] for j in range(1 + i % 4)]
+        pairs.append((src, [english[w] for w in src]))
+    return TranslationData.from_pairs(pairs, name="tiny")

@@ -94,50 +94,37 @@ def test_seq2seq_config_profiles():
     assert (full["layers"], full["hidden"], full["steps"]) == (4, 1024, None)
 
 
-@pytest.fixture(scope="module")
-def tiny_data():
-    from seq2seq_lib.data import TranslationData
-
-    words = ["le", "chat", "chien", "noir", "dort", "mange", "un", "petit"]
-    english = {"le": "the", "chat": "cat", "chien": "dog", "noir": "black", "dort": "sleeps",
-               "mange": "eats", "un": "a", "petit": "small"}
-    pairs = []
-    for i in range(120):
-        src = [words[(i // 8**j) % 8] for j in range(1 + i % 4)]  # ~100 distinct sources
-        pairs.append((src, [english[w] for w in src]))
-    return TranslationData.from_pairs(pairs, name="tiny")
-
-
-def test_export_spec_rebuilds_every_variant(tiny_data, tmp_path):
+def test_export_spec_rebuilds_every_variant(tiny_translation_data, tmp_path):
     from seq2seq_lib.translate import export_translator, load_translator
 
+    data = tiny_translation_data
     for label in [*ablation.VARIANTS, ablation.SEQ2SEQ_LABEL]:
         if label == ablation.SEQ2SEQ_LABEL:
-            model = recipes.build_seq2seq(recipes.seq2seq_config(QUICK, tiny_data), tiny_data)
+            model = recipes.build_seq2seq(recipes.seq2seq_config(QUICK, data), data)
         else:
             options = {**recipes.TRANSLATOR_DEFAULTS, **ablation.VARIANTS[label]}
-            _, _, build, _ = recipes._translator_job(QUICK, tiny_data, progress=False,
-                                                     **options)
+            _, _, build, _ = recipes._translator_job(QUICK, data, progress=False, **options)
             model = build()
-        builder, kwargs = ablation.export_spec(QUICK, tiny_data, label)
-        path = export_translator(tmp_path / "t.pt", model, tiny_data.src_vocab,
-                                 tiny_data.tgt_vocab, builder=builder, kwargs=kwargs)
+        builder, kwargs = ablation.export_spec(QUICK, data, label)
+        path = export_translator(tmp_path / "t.pt", model, data.src_vocab, data.tgt_vocab,
+                                 builder=builder, kwargs=kwargs)
         assert load_translator(path).model.reverse_source == model.reverse_source, label
 
 
-def test_rows_of_an_untrained_model_are_measured_on_the_right_splits(tiny_data):
+def test_rows_of_an_untrained_model_are_measured_on_the_right_splits(tiny_translation_data):
     from seq2seq_lib.attention_seq2seq import attention_model
     from seq2seq_lib.cache import Trained
 
+    data = tiny_translation_data
     torch.manual_seed(0)
-    model = attention_model(len(tiny_data.src_vocab), len(tiny_data.tgt_vocab),
+    model = attention_model(len(data.src_vocab), len(data.tgt_vocab),
                             embed_size=8, hidden_size=8)
-    tokens = sum(len(t) + 1 for _, t in tiny_data.train)
+    tokens = sum(len(t) + 1 for _, t in data.train)
     history = {"updates": 3, "tokens": 2 * tokens, "valid_step_loss": [], "valid_loss": [3.5]}
-    row_ = ablation.variant_row("tiny", Trained(model, history, None, False), tiny_data)
-    assert row_.pairs_seen == 2 * len(tiny_data.train) and row_.valid_loss == 3.5
+    row_ = ablation.variant_row("tiny", Trained(model, history, None, False), data)
+    assert row_.pairs_seen == 2 * len(data.train) and row_.valid_loss == 3.5
     assert 0 <= row_.valid_bleu <= 100 and 0 <= row_.test_bleu <= 100
-    beams = ablation.beam_rows(model, tiny_data, beam_sizes=(1, 2), alphas=(0.0, 1.0))
+    beams = ablation.beam_rows(model, data, beam_sizes=(1, 2), alphas=(0.0, 1.0))
     assert [b.k for b in beams] == [1, 2] and beams[0].alpha == 0.0
     assert all(b.words_per_sentence >= 0 for b in beams)
 

@@ -13,14 +13,11 @@ import translator_results
 from seq2seq_lib import ablation, recipes
 from seq2seq_lib.attention_seq2seq import attention_model
 from seq2seq_lib.cache import Trained
-from seq2seq_lib.data import TranslationData
 
 
 @pytest.fixture
-def tiny(monkeypatch, tmp_path):
-    words = ["le", "chat", "chien", "noir", "dort", "mange", "un", "petit"]
-    pairs = [([words[(i // 8**j) % 8] for j in range(1 + i % 4)],) for i in range(120)]
-    data = TranslationData.from_pairs([(s, [w.upper() for w in s]) for (s,) in pairs])
+def tiny(monkeypatch, tmp_path, tiny_translation_data):
+    data = tiny_translation_data
 
     def fake_model(*_args, **_kwargs):
         torch.manual_seed(0)
