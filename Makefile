@@ -4,14 +4,16 @@
 #                  every chapter, and the headless-browser check of the rendered book)
 PYTHON ?= python3
 # The pinned CPU build first: an unpinned torch would pull GBs of CUDA packages on a CPU box.
-# On a GPU machine use e.g. `make test TORCH=torch` to get the default (CUDA) build.
+# On a GPU machine use `make test TORCH=torch` to get the default (CUDA) build.
 TORCH ?= torch==2.13.0
+# Exact versions of everything else (see the file's header; `make lock` refreshes it).
+LOCK ?= constraints.txt
 
-.PHONY: install book test notebooks clean
+.PHONY: install book test notebooks lock clean
 
 install:
-	$(PYTHON) -m pip install "$(TORCH)"
-	$(PYTHON) -m pip install -e ".[book,test]"
+	$(PYTHON) -m pip install -c $(LOCK) "$(TORCH)"
+	$(PYTHON) -m pip install -c $(LOCK) -e ".[book,test]"
 
 book: install
 	jupyter-book build -W -n --keep-going .
@@ -22,6 +24,19 @@ test: book
 # Re-execute every chapter in place under the quick profile on CPU (what CI compares against).
 notebooks:
 	$(PYTHON) scripts/execute_notebooks.py
+
+# Newest versions within pyproject.toml's ranges, resolved in a fresh virtual environment,
+# written to $(LOCK). Then re-run `make test` (and re-execute notebooks if outputs changed).
+lock:
+	rm -rf .lock-venv
+	$(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install -q --upgrade pip
+	.lock-venv/bin/python -m pip install -q "$(TORCH)"
+	.lock-venv/bin/python -m pip install -q -e ".[book,test]"
+	{ sed -n '/^#/p' $(LOCK); .lock-venv/bin/python -m pip freeze --exclude-editable \
+	  | grep -v -i '^torch=='; } > $(LOCK).new
+	mv $(LOCK).new $(LOCK)
+	rm -rf .lock-venv
 
 clean:
 	rm -rf _build

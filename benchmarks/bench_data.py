@@ -20,11 +20,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import torch
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU kernels)
 
+# isort: split
+import torch  # noqa: E402
 from _machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 
 from seq2seq_lib import data as D  # noqa: E402

@@ -16,12 +16,13 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # use this checkout's seq2seq_lib
 sys.path.insert(0, str(ROOT / "benchmarks"))
+import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU kernels)
 
+# isort: split
+import torch  # noqa: E402
 from _machine import machine  # noqa: E402
 
 from seq2seq_lib.decoding import beam_search, greedy_search  # noqa: E402

@@ -21,11 +21,13 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-from torch import nn
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU kernels)
+
+# isort: split
+import torch  # noqa: E402
 from _machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
+from torch import nn  # noqa: E402
 
 from seq2seq_lib.rnn import scratch_like  # noqa: E402
 

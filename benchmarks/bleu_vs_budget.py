@@ -20,10 +20,12 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU kernels)
+
+# isort: split
+import torch  # noqa: E402
 
 from seq2seq_lib.batching import bucket_loader  # noqa: E402
 from seq2seq_lib.data import load_translation_data  # noqa: E402
@@ -38,7 +40,6 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=1200)
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "bleu_vs_budget.json"))
     args = parser.parse_args()
-    torch.set_num_threads(1)
     os.environ.setdefault("SEQ2SEQ_DATA", str(ROOT.parent / "shared" / "data"))
     data = load_translation_data(direction="fr-en", max_len=10, min_freq=3)
     torch.manual_seed(0)

@@ -17,6 +17,7 @@ import os
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
@@ -54,6 +55,19 @@ def clean(nb: nbformat.NotebookNode) -> None:
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 
+def cell_seconds(nb: nbformat.NotebookNode) -> list[tuple[float, int]]:
+    """``(seconds, index)`` of every executed code cell, from nbclient's timing metadata."""
+    out = []
+    for i, cell in enumerate(nb.cells):
+        timing = cell.metadata.get("execution", {})
+        begin, end = timing.get("iopub.execute_input"), timing.get("shell.execute_reply")
+        if begin and end:
+            seconds = (datetime.fromisoformat(end.replace("Z", "+00:00"))
+                       - datetime.fromisoformat(begin.replace("Z", "+00:00"))).total_seconds()
+            out.append((seconds, i))
+    return out
+
+
 def execute(path: Path, timeout: int) -> float:
     nb = nbformat.read(path, as_version=4)
     sync_colab_cell(nb)
@@ -63,6 +77,12 @@ def execute(path: Path, timeout: int) -> float:
     )
     client.execute()
     elapsed = time.perf_counter() - start
+    times = cell_seconds(nb)
+    if times:
+        seconds, index = max(times)
+        flag = "  <-- over half the per-cell timeout: split or shorten it" * (
+            seconds > timeout / 2)
+        print(f"{path.name}: slowest cell {index} took {seconds:.0f} s{flag}", flush=True)
     clean(nb)
     fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -71,14 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.pop("SEQ2SEQ_PROFILE", None)  # the command line decides
     os.environ.pop("SEQ2SEQ_DEVICE", None)
 
-    import torch
-
-    from seq2seq_lib import ablation, recipes
+    from seq2seq_lib import ablation, recipes  # first import of the library: pins the kernels
     from seq2seq_lib.device import describe_machine, setup
 
     run = setup(args.device, args.profile)
-    if run.device.type == "cpu":
-        torch.set_num_threads(1)  # as in the notebooks: repeatable bit for bit
     print(f"{run}; cache {args.cache}; results -> {out}", flush=True)
     started, start = datetime.now(timezone.utc), time.perf_counter()
 

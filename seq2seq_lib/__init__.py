@@ -6,6 +6,7 @@ it or an earlier chapter introduced:
 ===============================  ================================================================
 module                           introduced in
 ===============================  ================================================================
+``seq2seq_lib.numerics``         every chapter: kernels pinned for bit-identical CPU results
 ``seq2seq_lib.device``           every chapter: the GPU toggle, budget profile, seeding
 ``seq2seq_lib.cache``            train-or-load cache for expensive models
 ``seq2seq_lib.exercises``        automatic checkers for the exercises
@@ -31,7 +32,13 @@ module                           introduced in
 ``seq2seq_lib.translate``        chapter 11: translator checkpoints, ``seq2seq-translate``
 ===============================  ================================================================
 
-Importing the package imports nothing heavy; import the module you need.
+Importing the package pins the CPU kernels (:mod:`seq2seq_lib.numerics`: the same bits on
+every x86-64 CPU with AVX2, unless ``SEQ2SEQ_NUMERICS=native``), which loads torch; import it
+before torch and NumPy. Then import the module you need.
 """
 
+from seq2seq_lib import numerics as _numerics
+
 __version__ = "0.1.0"
+
+_numerics.pin()

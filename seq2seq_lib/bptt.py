@@ -150,8 +150,10 @@ def scaled_orthogonal(d: int, rho: float, generator: torch.Generator | None = No
 
 
 def global_norm(grads: list[torch.Tensor]) -> torch.Tensor:
-    r"""The global norm :math:`\sqrt{\sum_i \lVert g_i\rVert^2}` of a list of gradients."""
-    return torch.sqrt(sum((g.double() ** 2).sum() for g in grads))
+    r"""The global norm :math:`\sqrt{\sum_i \lVert g_i\rVert^2}` of a list of gradients
+    (in float64; the norm of the per-tensor norms is the same number)."""
+    norms = torch.stack([torch.linalg.vector_norm(g.double()) for g in grads])
+    return torch.linalg.vector_norm(norms)
 
 
 def clip_by_global_norm(grads: list[torch.Tensor], max_norm: float) -> list[torch.Tensor]:

@@ -11,7 +11,8 @@ The key is a SHA-256 over
 * the ``name`` and the JSON ``config`` (every hyper-parameter that changes the model),
 * the source code of ``seq2seq_lib`` (any change to the library retrains),
 * the source of the ``train`` function (a changed recipe retrains),
-* the PyTorch major.minor version.
+* the PyTorch major.minor version and the numerics mode (:mod:`seq2seq_lib.numerics`:
+  weights trained with native kernels differ in the last bits from portable ones).
 
 Files are written atomically (temporary file, then ``os.replace``) and read with
 ``torch.load(weights_only=True)``: a cache file cannot run code.
@@ -33,6 +34,8 @@ from typing import Any
 
 import torch
 from torch import nn
+
+from seq2seq_lib import numerics
 
 ENV_CACHE = "SEQ2SEQ_CACHE"
 History = dict[str, Any]
@@ -71,6 +74,7 @@ def cache_key(name: str, config: Mapping[str, Any], train: Callable[..., Any]) -
         "library": library_fingerprint(),
         "train": _function_fingerprint(train),
         "torch": ".".join(torch.__version__.split(".")[:2]),
+        "numerics": numerics.mode(),
     }
     try:
         text = json.dumps(payload, sort_keys=True)

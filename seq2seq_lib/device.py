@@ -12,7 +12,8 @@ Every notebook starts with::
 The environment variables ``SEQ2SEQ_DEVICE`` and ``SEQ2SEQ_PROFILE``, when set, win over
 the values written in the notebook, so one switch re-runs the whole book in another
 setting without editing notebooks (``SEQ2SEQ_PROFILE=full jupyter nbconvert ...``).
-The stored outputs of the book are made with ``cpu`` and ``quick``.
+The stored outputs of the book are made with ``cpu`` and ``quick``, with the CPU kernels
+pinned by :mod:`seq2seq_lib.numerics`; ``print(run)`` shows both.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from typing import Literal, TypeVar
 
 import numpy as np
 import torch
+
+from seq2seq_lib import numerics
 
 DeviceName = Literal["auto", "cpu", "cuda"]
 ProfileName = Literal["quick", "full"]
@@ -59,7 +62,10 @@ class Run:
         return quick if self.profile == "quick" else full
 
     def __str__(self) -> str:
-        return f"device={self.device.type} | profile={self.profile} | seed={self.seed}"
+        """Two lines: the device, profile and seed; then what :mod:`seq2seq_lib.numerics`
+        pinned."""
+        return (f"device={self.device.type} | profile={self.profile} | seed={self.seed}\n"
+                f"{numerics.describe()}")
 
 
 def resolve_device(name: str) -> torch.device:
@@ -95,8 +101,9 @@ def seed_everything(seed: int) -> None:
     """Seed Python's ``random``, NumPy and PyTorch (CPU and every CUDA device).
 
     Also asks PyTorch for deterministic algorithms where it has them (``warn_only``:
-    ops without a deterministic version still run). Printed numbers in the book are
-    rounded as well, because CPUs with different instruction sets differ in the last bits.
+    ops without a deterministic version still run). That makes a run repeatable on one
+    machine; :mod:`seq2seq_lib.numerics` (applied when the package is imported) makes it
+    the same on every x86-64 CPU with AVX2.
     """
     random.seed(seed)
     np.random.seed(seed)
@@ -140,8 +147,8 @@ def cpu_model() -> str:
 
 
 def describe_machine() -> dict[str, object]:
-    """What a measurement was made on: CPU model and cores, GPU (or ``None``), Python, torch
-    and torch's thread count — stored with benchmark and results files."""
+    """What a measurement was made on: CPU model and cores, GPU (or ``None``), Python, torch,
+    torch's thread count and the numerics mode — stored with benchmark and results files."""
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
     return {
         "cpu": cpu_model(),
@@ -150,4 +157,5 @@ def describe_machine() -> dict[str, object]:
         "python": platform.python_version(),
         "torch": torch.__version__,
         "torch_threads": torch.get_num_threads(),
+        "numerics": numerics.mode(),
     }

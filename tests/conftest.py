@@ -1,11 +1,18 @@
-"""Shared pytest setup: make `scripts/` importable (notebook tooling used by the project tests)."""
+"""Shared pytest setup: the environment the stored notebook outputs were made in, `scripts/`
+importable (notebook tooling used by the project tests), and a check of notebook cell times."""
 
 import os
-import sys
-from pathlib import Path
 
-import pytest
-import torch
+# The stored outputs were computed with the portable numerics: force them (seq2seq_lib pins
+# the CPU kernels when it is imported, which must happen before torch and NumPy load).
+os.environ["SEQ2SEQ_NUMERICS"] = "portable"
+import seq2seq_lib  # noqa: E402,F401
+
+# isort: split
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -18,15 +25,6 @@ os.environ["SEQ2SEQ_PROFILE"] = "quick"
 os.environ["CUDA_VISIBLE_DEVICES"] = ""
 # ... and import this checkout's seq2seq_lib, whatever copy pip installed.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-
-
-@pytest.fixture(scope="module")
-def one_thread():
-    """Small models train fastest on one thread (two threads spin against other jobs)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="session")
@@ -43,3 +41,37 @@ def tiny_translation_data():
         src = [words[(i // 8**j) % 8] for j in range(1 + i % 4)]
         pairs.append((src, [english[w] for w in src]))
     return TranslationData.from_pairs(pairs, name="tiny")
+
+
+# No notebook cell may come within a factor of two of nbval's per-cell timeout: a busier or
+# slower machine would then time out. nbval runs one test item per cell; collect their times.
+_cell_seconds: list[tuple[float, str]] = []
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call" and ".ipynb::" in report.nodeid:
+        _cell_seconds.append((report.duration, report.nodeid))
+
+
+def _cell_budget(config) -> float | None:
+    timeout = config.getoption("nbval_cell_timeout", default=None)
+    return float(timeout) / 2 if timeout else None
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not _cell_seconds:
+        return
+    budget = _cell_budget(config)
+    terminalreporter.section("slowest notebook cells")
+    for seconds, nodeid in sorted(_cell_seconds, reverse=True)[:5]:
+        terminalreporter.line(f"{seconds:7.1f} s  {nodeid}")
+    slow = [(s, n) for s, n in _cell_seconds if budget and s > budget]
+    for seconds, nodeid in slow:
+        terminalreporter.line(f"TOO SLOW: {nodeid} took {seconds:.0f} s, more than half of the "
+                              f"{2 * budget:.0f} s per-cell timeout: split or shorten it", red=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    budget = _cell_budget(session.config)
+    if budget and any(s > budget for s, _ in _cell_seconds) and exitstatus == 0:
+        session.exitstatus = 1

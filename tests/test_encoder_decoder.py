@@ -17,9 +17,6 @@ from seq2seq_lib.encoder_decoder import (
     select_state,
 )
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
-
 
 def _sentence(seed: int, n: int, vocab: int = 20) -> list[int]:
     g = torch.Generator().manual_seed(seed)

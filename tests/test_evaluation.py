@@ -11,9 +11,6 @@ from seq2seq_lib.encoder_decoder import EncoderDecoder, cho_model
 from seq2seq_lib.evaluation import bleu, score_pairs, translate
 from seq2seq_lib.seq2seq import sutskever_model
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
-
 SRC = Vocab.build([["a", "b", "c", "d"]])
 TGT = Vocab.build([["w", "x", "y", "z", ",", "."]])
 

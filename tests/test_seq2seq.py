@@ -8,9 +8,6 @@ import torch
 from seq2seq_lib.data import EOS_ID, collate
 from seq2seq_lib.seq2seq import LSTMDecoder, sutskever_model
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
-
 
 def _batch(reverse: bool):
     examples = [([5, 6, 7, 8, EOS_ID], [4, 5]), ([9, 10, EOS_ID], [6, 7, 8])]

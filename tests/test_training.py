@@ -15,9 +15,6 @@ from seq2seq_lib.seq2seq import sutskever_model
 from seq2seq_lib.synthetic import reversal_data
 from seq2seq_lib.training import evaluate_loss, make_optimizer, scheduled_sampling, train
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
-
 
 def test_scheduled_sampling_values():
     assert scheduled_sampling(0, "linear", k=1.0, c=0.01) == 1.0

@@ -31,8 +31,6 @@ from seq2seq_lib.translate import (
     main,
 )
 
-pytestmark = pytest.mark.usefixtures("one_thread")
-
 ROOT = Path(__file__).resolve().parents[1]
 SRC = Vocab.build([["je", "suis", "content", ".", "tu", "es", "triste", "!", "il", "a", "faim"]])
 TGT = Vocab.build([["i", "am", "happy", ".", "you", "are", "sad", "!", "he", "is", "hungry"]])
