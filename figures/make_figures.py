@@ -21,29 +21,32 @@ and the command line.
 
 from __future__ import annotations
 
-import seq2seq_lib  # noqa: F401  (pins the numerics before NumPy loads; see CONTRIBUTING.md)
-
-# isort: split
-import argparse
-import math
 import sys
-import tempfile
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # draw from this checkout's library, whatever pip installed
+import seq2seq_lib  # noqa: E402,F401  (pins the numerics before NumPy loads; see CONTRIBUTING.md)
+
+# isort: split
+import argparse  # noqa: E402
+import math  # noqa: E402
+import tempfile  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
 
 # isort: split
-import matplotlib.pyplot as plt
-from matplotlib.font_manager import FontProperties
-from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
-from matplotlib.path import Path as MplPath
-from matplotlib.patheffects import Normal, withStroke
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.font_manager import FontProperties  # noqa: E402
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle  # noqa: E402
+from matplotlib.path import Path as MplPath  # noqa: E402
+from matplotlib.patheffects import Normal, withStroke  # noqa: E402
 
-from seq2seq_lib import bleu, data, decoding
+from seq2seq_lib import bleu, data, decoding  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
