@@ -647,15 +647,15 @@ def beam_tree() -> Card:
     for depth, kept in enumerate(beams):
         x = 2.15 + depth * 2.35
         card.text(x, 5.05, f"step {depth + 1}: keep {len(kept)} of {len(frontier) * len(words)}",
-                  size=SMALL, color=MUTED)
+                  size=SMALL + 1, color=MUTED)
         children = [(prefix + (tok,), parent, p * prefix_probabilities(example, prefix)[tok])
                     for prefix, parent, p in frontier for tok in words]
         frontier = []
         for i, (prefix, parent, p) in enumerate(children):
             keep = prefix in kept
             label = f"{''.join(step.decode(prefix))}   {p:.3f}".replace("0.", ".")
-            node = card.box(x, y_of(i * (rows - 1) / (len(children) - 1)), label, w=1.3, h=0.32,
-                            size=SMALL, color=BLUE if keep else MUTED, dashed=not keep,
+            node = card.box(x, y_of(i * (rows - 1) / (len(children) - 1)), label, w=1.45, h=0.34,
+                            size=SMALL + 1.5, color=BLUE if keep else MUTED, dashed=not keep,
                             text_color=INK if keep else MUTED, lw=1.4 if keep else 0.8)
             card.arrow(parent.side("e"), node.side("w"), color=INK if keep else EDGE,
                        lw=1.1 if keep else 0.8)
@@ -663,7 +663,7 @@ def beam_tree() -> Card:
                 frontier.append((prefix, node, p))
     best = max(frontier, key=lambda entry: entry[2])
     card.ring(best[1], GREEN)
-    card.text(best[1].x + 0.78, best[1].y, "best", size=SMALL, color=GREEN, ha="left")
+    card.text(best[1].x + 0.85, best[1].y, "best", size=SMALL + 1, color=GREEN, ha="left")
     card.text(0.35, 0.3, "P(prefix) = P(its parent) × P(token | parent); "
               "solid: in the beam, dashed: pruned", size=SMALL, color=MUTED, ha="left")
     return card
@@ -733,7 +733,7 @@ def bleu_matching() -> Card:
     ref_words = [r.rstrip(".").split() for r in PAPINENI_REFS]
     card.text(6.9, 5.2, "candidate 1: which n-grams match", size=SMALL + 1)
     for i, word in enumerate(words):
-        card.text(6.0, 4.55 - 0.215 * i, word, size=SMALL, ha="right")
+        card.text(6.0, 4.55 - 0.215 * i, word, size=SMALL + 0.5, ha="right")
     for n in (1, 2, 3, 4):
         x = 6.05 + 0.52 * n
         card.text(x, 4.85, f"$n={n}$", size=SMALL)
