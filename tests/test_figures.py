@@ -18,8 +18,11 @@ SCRIPT = FIGURES / "make_figures.py"
 
 
 def pages() -> list[Path]:
-    """Every document of the book: the chapters and the Markdown pages."""
-    return [*chapter_paths(), *sorted(ROOT.glob("*.md"))]
+    """Every document of the book (``_toc.yml``): the chapters and the Markdown pages."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    files = [toc["root"], *(ch["file"] for part in toc["parts"] for ch in part["chapters"])]
+    markdown = [ROOT / f"{f}.md" for f in files if (ROOT / f"{f}.md").exists()]
+    return [*chapter_paths(), *markdown]
 
 
 def shown() -> dict[Path, list[Path]]:
