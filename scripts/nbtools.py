@@ -3,18 +3,24 @@
 * :func:`colab_cell_source` renders the first code cell of every chapter from ``_config.yml``
   (the one place that names the repository and branch).
 * :func:`chapter_paths` lists the chapter notebooks.
+* :func:`figure_directives` finds the figures a chapter shows (``figures/make_figures.py``
+  draws them).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
+FIGURES = ROOT / "figures"
 COLAB_TAG = "colab-setup"
+_FIGURE = re.compile(r"^```\{figure\}[ \t]+(\S+)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
 TOGGLE_TAG = "gpu-toggle"
 
 
@@ -49,3 +55,14 @@ def colab_cell_source(config: dict[str, Any] | None = None) -> str:
         "        check=True,\n"
         "    )"
     )
+
+
+def figure_directives(path: Path) -> list[tuple[Path, str]]:
+    """``(image file, directive body)`` of every MyST ``{figure}`` in a chapter notebook's
+    markdown cells (or a Markdown page), the image resolved against the document's folder."""
+    if path.suffix == ".ipynb":
+        cells = nbformat.read(path, as_version=4).cells
+        text = "\n\n".join(c.source for c in cells if c.cell_type == "markdown")
+    else:
+        text = path.read_text(encoding="utf-8")
+    return [((path.parent / m.group(1)).resolve(), m.group(2)) for m in _FIGURE.finditer(text)]

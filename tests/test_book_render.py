@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from nbtools import figure_directives
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
@@ -109,6 +110,62 @@ def test_page_loads_with_math_images_and_only_local_requests(browser, page):
         "return performance.getEntriesByType('resource').map(e => e.name)"
         ".filter(u => !u.startsWith(location.origin) && !u.startsWith('data:'))")
     assert external == [], f"{page}: requests outside the book: {external}"
+
+
+# The figures of a page: the <img> of every {figure} directive (the SVGs of figures/).
+FIGURE_IMAGES = "[...document.querySelectorAll('figure img')].filter(i => i.src.endsWith('.svg'))"
+
+
+@pytest.mark.parametrize("page", [p for p in _pages() if p.startswith("chapters/")])
+def test_chapter_figures_load(browser, page):
+    driver, base = browser
+    expected = sorted(image.name for image, _ in figure_directives(ROOT / page.replace(".html", ".ipynb")))
+    assert expected, f"{page}: the chapter shows no figure"
+    driver.get(f"{base}/{page}")
+    _wait(driver, "return document.readyState === 'complete'")
+    driver.execute_script(f"{FIGURE_IMAGES}.forEach(i => {{ i.loading = 'eager'; }})")
+    _wait(driver, f"return {FIGURE_IMAGES}.every(i => i.complete)", what="the figures")
+    found = driver.execute_script(
+        f"return {FIGURE_IMAGES}.map(i => [i.src.split('/').pop(), i.naturalWidth, i.alt])")
+    assert sorted(name for name, _, _ in found) == expected, f"{page}: figures on the page"
+    for name, width, alt in found:
+        assert width > 0, f"{page}: {name} did not load"
+        assert alt.strip(), f"{page}: {name} has no alt text"
+
+
+# For every text node with Hangul: draw its Hangul on a canvas in the node's font, and draw as
+# many characters that no font has (U+0378 is unassigned). Without a Hangul font the browser
+# draws the same missing-glyph box for both, and the two images are equal.
+HANGUL_PROBE = r"""
+const walker = document.createTreeWalker(document.querySelector('main') || document.body,
+                                         NodeFilter.SHOW_TEXT);
+const draw = (text, font) => {
+  const canvas = document.createElement('canvas');
+  canvas.width = 40 * text.length; canvas.height = 80;
+  const g = canvas.getContext('2d');
+  g.font = font; g.fillText(text, 4, 56);
+  return canvas.toDataURL();
+};
+const checked = [], boxes = [];
+for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+  const hangul = (node.textContent.match(/[가-힣]+/g) || []).join('').slice(0, 12);
+  if (!hangul) continue;
+  const font = getComputedStyle(node.parentElement).font;
+  checked.push(hangul);
+  if (draw(hangul, font) === draw('͸'.repeat(hangul.length), font)) boxes.push(hangul);
+}
+return [checked, boxes];
+"""
+
+
+def test_glossary_korean_terms_render_with_a_hangul_font(browser):
+    driver, base = browser
+    driver.get(f"{base}/glossary.html")
+    _wait(driver, "return document.readyState === 'complete'")
+    checked, boxes = driver.execute_script(HANGUL_PROBE)
+    assert len(checked) >= 10, f"expected the glossary's Korean terms, found {checked}"
+    assert not boxes, (f"{len(boxes)} of {len(checked)} Korean terms render as missing-glyph boxes "
+                       f"(no Hangul font; Debian: fonts-nanum), e.g. {boxes[:3]}")
 
 
 @pytest.mark.parametrize("page", [p for p in _pages() if p.startswith("chapters/")])
