@@ -3,7 +3,7 @@
     python benchmarks/bench_data.py            # uses $SEQ2SEQ_DATA or ../shared/data
 
 Prints the median of ``--repeats`` runs for: reading the lines, tokenising both sides, and the
-whole :func:`seq2seq_lib.data.load_translation_data` pipeline (filter ≤ 10 tokens, split,
+whole :func:`seq2seq_lib.batches.load_translation_data` pipeline (filter ≤ 10 tokens, split,
 vocabularies with min_freq=2); and, for comparison in the same run, d2l's character-by-
 character ``preprocess_nmt`` + ``tokenize_nmt``. Writes ``benchmarks/results/data.json``.
 """
@@ -28,7 +28,7 @@ import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU 
 import torch  # noqa: E402
 from _machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 
-from seq2seq_lib import data as D  # noqa: E402
+from seq2seq_lib import batches, corpus, vocab  # noqa: E402
 
 
 def median_time(fn: Callable[[], object], repeats: int) -> float:
@@ -60,18 +60,18 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     default = ROOT.parent / "shared" / "data"
-    folder = Path(os.environ.get(D.ENV_DATA) or default)
-    path = D.find_corpus(folder, download=False)
+    folder = Path(os.environ.get(corpus.ENV_DATA) or default)
+    path = corpus.find_corpus(folder, download=False)
 
     def tokenize_all() -> None:
-        with D._gc_paused():
-            [(D.tokenize(en), D.tokenize(fr)) for en, fr in D.read_pairs(path)]
+        with batches._gc_paused():
+            [(vocab.tokenize(en), vocab.tokenize(fr)) for en, fr in corpus.read_pairs(path)]
 
     timings = {
-        "find_and_verify_sha256_s": median_time(lambda: D.find_corpus(folder), args.repeats),
-        "read_pairs_s": median_time(lambda: D.read_pairs(path), args.repeats),
+        "find_and_verify_sha256_s": median_time(lambda: corpus.find_corpus(folder), args.repeats),
+        "read_pairs_s": median_time(lambda: corpus.read_pairs(path), args.repeats),
         "read_and_tokenize_s": median_time(tokenize_all, args.repeats),
-        "load_translation_data_s": median_time(lambda: D.load_translation_data(folder),
+        "load_translation_data_s": median_time(lambda: batches.load_translation_data(folder),
                                                args.repeats),
         "d2l_preprocess_and_tokenize_s": median_time(
             lambda: d2l_preprocess_and_tokenize(path), args.repeats),
@@ -81,13 +81,13 @@ def main() -> None:
     )
 
     stats = {}
-    for direction in D.DIRECTIONS:
+    for direction in batches.DIRECTIONS:
         for max_len in (10, None):
-            d = D.load_translation_data(folder, direction=direction, max_len=max_len)
+            d = batches.load_translation_data(folder, direction=direction, max_len=max_len)
             stats[f"{direction} max_len={max_len}"] = {
                 **d.stats, "src_vocab": len(d.src_vocab), "tgt_vocab": len(d.tgt_vocab)
             }
-    quick = D.load_translation_data(folder, num_pairs=20_000)
+    quick = batches.load_translation_data(folder, num_pairs=20_000)
     stats["fr-en max_len=10 num_pairs=20000"] = {
         **quick.stats, "src_vocab": len(quick.src_vocab), "tgt_vocab": len(quick.tgt_vocab)
     }

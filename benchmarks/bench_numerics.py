@@ -55,11 +55,11 @@ def child(setting: str, repeats: int) -> dict[str, float]:
     # isort: split
     import torch
 
-    from seq2seq_lib.attention_seq2seq import attention_model
-    from seq2seq_lib.decoding import beam_decoder
+    from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
+    from seq2seq_lib.beam import beam_decoder
     from seq2seq_lib.encoder_decoder import greedy_decode
     from seq2seq_lib.losses import masked_cross_entropy
-    from seq2seq_lib.seq2seq import sutskever_model
+    from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
     from seq2seq_lib.tasks import SequenceModel, make_task, train_sequence_model
 
     _, threads, onednn = SETTINGS[setting]
@@ -97,9 +97,11 @@ def child(setting: str, repeats: int) -> dict[str, float]:
         return step
 
     torch.manual_seed(0)
-    translator = attention_model(src_vocab, tgt_vocab, style="luong", score="general",
-                                 embed_size=128, hidden_size=128)
-    lstm = sutskever_model(src_vocab, tgt_vocab, embed_size=128, hidden_size=128, num_layers=2)
+    translator = TranslatorModel(TranslatorConfig(src_vocab, tgt_vocab, style="luong",
+                                                  score="general", embed_size=128,
+                                                  hidden_size=128))
+    lstm = Seq2SeqModel(Seq2SeqConfig(src_vocab, tgt_vocab, embed_size=128, hidden_size=128,
+                                      num_layers=2))
     task = make_task("first_token", 60)
     gru = SequenceModel("gru", task.input_size, 32, task.output_size)
     src, lengths = tokens(256, 9, src_vocab), torch.full((256,), 9)

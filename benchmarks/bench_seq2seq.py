@@ -42,17 +42,12 @@ import torch  # noqa: E402
 from _machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 from torch import nn  # noqa: E402
 
+from seq2seq_lib.batches import TranslationDataset, load_translation_data  # noqa: E402
 from seq2seq_lib.batching import bucket_loader  # noqa: E402
-from seq2seq_lib.data import (  # noqa: E402
-    BOS_ID,
-    EOS_ID,
-    PAD_ID,
-    TranslationDataset,
-    load_translation_data,
-)
 from seq2seq_lib.losses import masked_cross_entropy  # noqa: E402
-from seq2seq_lib.seq2seq import sutskever_model  # noqa: E402
+from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel  # noqa: E402
 from seq2seq_lib.training import make_optimizer  # noqa: E402
+from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID  # noqa: E402
 
 # --------------------------------------------------------------------------- d2l-style baseline
 
@@ -170,7 +165,7 @@ def main() -> None:
     num_steps = 1 + max(len(t) for _, t in train.examples)
     sizes = dict(embed_size=args.embed, hidden_size=args.hidden, num_layers=args.layers)
     torch.manual_seed(0)
-    ours = sutskever_model(len(data.src_vocab), len(data.tgt_vocab), **sizes)
+    ours = Seq2SeqModel(Seq2SeqConfig(len(data.src_vocab), len(data.tgt_vocab), **sizes))
     base = D2LModel(len(data.src_vocab), len(data.tgt_vocab), args.embed, args.hidden,
                     args.layers)
     n_ours = sum(p.numel() for p in ours.parameters())

@@ -27,11 +27,11 @@ import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU 
 # isort: split
 import torch  # noqa: E402
 
+from seq2seq_lib.batches import load_translation_data  # noqa: E402
 from seq2seq_lib.batching import bucket_loader  # noqa: E402
-from seq2seq_lib.data import load_translation_data  # noqa: E402
 from seq2seq_lib.evaluation import bleu  # noqa: E402
-from seq2seq_lib.seq2seq import sutskever_model  # noqa: E402
-from seq2seq_lib.training import train  # noqa: E402
+from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel  # noqa: E402
+from seq2seq_lib.training import TrainConfig, train  # noqa: E402
 
 
 def main() -> None:
@@ -43,8 +43,8 @@ def main() -> None:
     os.environ.setdefault("SEQ2SEQ_DATA", str(ROOT.parent / "shared" / "data"))
     data = load_translation_data(direction="fr-en", max_len=10, min_freq=3)
     torch.manual_seed(0)
-    model = sutskever_model(len(data.src_vocab), len(data.tgt_vocab), embed_size=128,
-                            hidden_size=128, num_layers=2)
+    model = Seq2SeqModel(Seq2SeqConfig(len(data.src_vocab), len(data.tgt_vocab), embed_size=128,
+                                       hidden_size=128, num_layers=2))
     loader = bucket_loader(data.dataset("train"), 64, reverse_source=True)
     result: dict = {"command": " ".join(["python", *sys.argv]), "torch": torch.__version__,
                     "valid_curve": []}
@@ -66,8 +66,8 @@ def main() -> None:
         print(result["valid_curve"][-1], flush=True)
         save()
 
-    train(model, loader, epochs=args.epochs, lr=5e-3, progress=False, log_every=100,
-          callback=evaluate)
+    train(model, loader, TrainConfig(epochs=args.epochs, lr=5e-3, log_every=100),
+          progress=False, callback=evaluate)
     result["valid_bleu_all"] = bleu(model, data.valid, data.src_vocab, data.tgt_vocab,
                                     max_len=15).score
     result["test_bleu_all"] = bleu(model, data.test, data.src_vocab, data.tgt_vocab,

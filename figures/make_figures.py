@@ -46,7 +46,7 @@ from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangl
 from matplotlib.path import Path as MplPath  # noqa: E402
 from matplotlib.patheffects import Normal, withStroke  # noqa: E402
 
-from seq2seq_lib import bleu, data, decoding  # noqa: E402
+from seq2seq_lib import beam, bleu, vocab  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -622,7 +622,7 @@ def attention_decoders() -> Card:
 # --------------------------------------------------------------------------------------------
 
 
-def prefix_probabilities(example: decoding.TableExample, prefix: tuple[int, ...]) -> list[float]:
+def prefix_probabilities(example: beam.TableExample, prefix: tuple[int, ...]) -> list[float]:
     """The next-token row of the example's table after ``prefix`` (token ids)."""
     step = example.step
     return step.table.get(prefix, step.default)
@@ -630,10 +630,10 @@ def prefix_probabilities(example: decoding.TableExample, prefix: tuple[int, ...]
 
 def beam_tree() -> Card:
     """Chapter 9: the lecture notes' beam example, k = 2, every candidate with its P."""
-    example = decoding.seed_beam_example()
+    example = beam.seed_beam_example()
     step = example.step
-    result = decoding.beam_search(step, None, 1, example.bos, example.eos, beam_size=2,
-                                  max_len=example.max_len, keep_history=True)
+    result = beam.beam_search(step, None, 1, example.bos, example.eos, beam_size=2,
+                              max_len=example.max_len, keep_history=True)
     beams = [{tuple(tokens) for tokens in record.tokens[0].tolist()} for record in result.history]
     words = [i for i, tok in enumerate(step.vocab) if tok != "<eos>"]
     card = Card(8.8, 5.4)
@@ -763,7 +763,7 @@ def translator_pipeline() -> Card:
     """Chapter 11: from a French sentence to an English one, and the file that holds it all."""
     card = Card(9.0, 4.3)
     sentence = "Nous avons perdu nos clés."
-    tokens = data.tokenize(sentence)
+    tokens = vocab.tokenize(sentence)
     output = ["we", "lost", "our", "keys", "."]
     top = [stage(card, 1.2, 3.3, "input", sentence, MUTED),
            stage(card, 3.4, 3.3, "tokenize", " ".join(tokens), MUTED),
@@ -771,8 +771,8 @@ def translator_pipeline() -> Card:
            stage(card, 7.8, 3.3, "encoder (GRU)", rf"$\bar h_1,\dots,\bar h_{{{len(tokens) + 1}}}$", GREEN)]
     bottom = [stage(card, 7.8, 1.75, "beam_search", r"decoder steps, $k$, $\alpha$", PURPLE),
               stage(card, 5.6, 1.75, "tgt_vocab.decode", " ".join(output), MUTED),
-              stage(card, 3.4, 1.75, "detokenize", data.detokenize(output), MUTED),
-              stage(card, 1.2, 1.75, "output", data.detokenize(output), VERMILION)]
+              stage(card, 3.4, 1.75, "detokenize", vocab.detokenize(output), MUTED),
+              stage(card, 1.2, 1.75, "output", vocab.detokenize(output), VERMILION)]
     chain = top + bottom
     for a, b in zip(chain, chain[1:], strict=False):
         card.arrow(a, b)

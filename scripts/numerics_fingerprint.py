@@ -42,10 +42,10 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
 from seq2seq_lib import bptt, numerics, synthetic, tasks, training
-from seq2seq_lib.attention_seq2seq import attention_model
-from seq2seq_lib.decoding import beam_decoder
+from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
+from seq2seq_lib.beam import beam_decoder
 from seq2seq_lib.encoder_decoder import greedy_decode
-from seq2seq_lib.seq2seq import sutskever_model
+from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
 
 
 def digest(*arrays: object) -> str:
@@ -126,7 +126,8 @@ def seq2seq_training(build: Callable[[int, int], nn.Module]) -> str:
     torch.manual_seed(0)
     model = build(len(data.src_vocab), len(data.tgt_vocab))
     loader = data.loader("train", 32, seed=0)
-    history = training.train(model, loader, epochs=10, max_steps=200, lr=5e-3, clip=1.0,
+    history = training.train(model, loader,
+                             training.TrainConfig(epochs=10, steps=200, lr=5e-3, clip=1.0),
                              progress=False)
     batch = next(iter(data.loader("test", 64)))
     greedy = greedy_decode(model, batch.src, batch.src_lengths, max_len=12)
@@ -157,12 +158,12 @@ def fingerprint() -> dict[str, str]:
         "lstm": recurrent(nn.LSTM, g),
         "bptt": bptt_norms(g),
         "task": task_training(),
-        "seq2seq-lstm": seq2seq_training(lambda s, t: sutskever_model(
-            s, t, embed_size=32, hidden_size=64, num_layers=2)),
-        "seq2seq-luong": seq2seq_training(lambda s, t: attention_model(
-            s, t, style="luong", score="general", embed_size=32, hidden_size=64)),
-        "seq2seq-bahdanau": seq2seq_training(lambda s, t: attention_model(
-            s, t, style="bahdanau", embed_size=32, hidden_size=64)),
+        "seq2seq-lstm": seq2seq_training(lambda s, t: Seq2SeqModel(Seq2SeqConfig(
+            s, t, embed_size=32, hidden_size=64, num_layers=2))),
+        "seq2seq-luong": seq2seq_training(lambda s, t: TranslatorModel(TranslatorConfig(
+            s, t, style="luong", score="general", embed_size=32, hidden_size=64))),
+        "seq2seq-bahdanau": seq2seq_training(lambda s, t: TranslatorModel(TranslatorConfig(
+            s, t, style="bahdanau", embed_size=32, hidden_size=64))),
         "numpy": numpy_ops(),
     }
 

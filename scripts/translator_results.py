@@ -71,18 +71,18 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.pop("SEQ2SEQ_PROFILE", None)  # the command line decides
     os.environ.pop("SEQ2SEQ_DEVICE", None)
 
-    from seq2seq_lib import ablation, recipes  # first import of the library: pins the kernels
+    from seq2seq_lib import ablation, seq2seq, translators  # first import: pins the kernels
     from seq2seq_lib.device import describe_machine, setup
 
     run = setup(args.device, args.profile)
     print(f"{run}; cache {args.cache}; results -> {out}", flush=True)
     started, start = datetime.now(timezone.utc), time.perf_counter()
 
-    data = recipes.translation_data()
+    data = seq2seq.translation_data()
     cached = {label for label, kw in ablation.VARIANTS.items()
-              if recipes.translator_path(run, data, **kw).exists()}
-    trained = recipes.train_translators(run, data, ablation.VARIANTS, workers=args.workers)
-    trained[ablation.SEQ2SEQ_LABEL] = recipes.train_seq2seq(run, data)
+              if translators.translator_path(run, data, **kw).exists()}
+    trained = translators.train_translators(run, data, ablation.VARIANTS, workers=args.workers)
+    trained[ablation.SEQ2SEQ_LABEL] = seq2seq.train_seq2seq(run, data)
     if trained[ablation.SEQ2SEQ_LABEL].loaded:
         cached.add(ablation.SEQ2SEQ_LABEL)
     train_seconds = time.perf_counter() - start

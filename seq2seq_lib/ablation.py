@@ -22,14 +22,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from seq2seq_lib import decoding, recipes
+from seq2seq_lib.batches import TranslationData
+from seq2seq_lib.beam import beam_decoder
 from seq2seq_lib.cache import Trained
-from seq2seq_lib.data import TranslationData
 from seq2seq_lib.device import Run
 from seq2seq_lib.encoder_decoder import EncoderDecoder
 from seq2seq_lib.evaluation import bleu
 
-#: ``{label: keyword arguments of recipes.train_translator}``; one decision changed each.
+#: ``{label: variant of seq2seq_lib.translators.train_translator}``; one decision changed
+#: each.
 VARIANTS: dict[str, dict[str, Any]] = {
     "no attention": {"style": "none", "score": None},
     "Luong, dot": {"style": "luong", "score": "dot"},
@@ -117,13 +118,13 @@ def beam_rows(model: EncoderDecoder, data: TranslationData, *,
         best: tuple[float, float] | None = None  # (valid BLEU, alpha)
         for alpha in alphas if k > 1 else (0.0,):
             score = bleu(model, data.valid, data.src_vocab, data.tgt_vocab,
-                         decode=decoding.beam_decoder(k, alpha), limit=VALID_LIMIT,
+                         decode=beam_decoder(k, alpha), limit=VALID_LIMIT,
                          seed=SAMPLE_SEED, device=device).score
             if best is None or score > best[0]:
                 best = (score, alpha)
         assert best is not None
         test = bleu(model, data.test, data.src_vocab, data.tgt_vocab,
-                    decode=decoding.beam_decoder(k, best[1]), limit=BEAM_TEST_LIMIT,
+                    decode=beam_decoder(k, best[1]), limit=BEAM_TEST_LIMIT,
                     seed=SAMPLE_SEED, device=device)
         words = test.bleu.sys_len / len(test.hypotheses)
         rows.append(BeamRow(k, best[1], best[0], test.score, words))
@@ -215,19 +216,3 @@ def provenance_lines(results: Mapping[str, Any]) -> list[str]:
         f"trained:  {len(p.get('models_trained', []))} models, "
         f"loaded from a cache: {len(p.get('models_loaded_from_cache', []))}",
     ]
-
-
-def export_spec(run: Run, data: TranslationData, label: str) -> tuple[str, dict[str, Any]]:
-    """``(builder, kwargs)`` that rebuild the architecture of the ablation model ``label``, as
-    :func:`seq2seq_lib.translate.export_translator` takes them."""
-    if label == SEQ2SEQ_LABEL:
-        config = recipes.seq2seq_config(run, data)
-        return "sutskever_model", {
-            "embed_size": config["embed"], "hidden_size": config["hidden"],
-            "num_layers": config["layers"], "dropout": config["dropout"], "reverse_source": True,
-        }
-    options = {**recipes.TRANSLATOR_DEFAULTS, **VARIANTS[label]}
-    style, score = options.pop("style"), options.pop("score")
-    config = recipes.translator_config(run, style, score, **options)
-    return "attention_model", recipes.translator_kwargs(config)
-

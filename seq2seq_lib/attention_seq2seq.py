@@ -5,8 +5,11 @@ greedy and beam search, evaluation as chapter 7). Their state carries the encode
 ``enc`` ``(N, S, h)`` and the source ``mask`` ``(N, S)`` (``True`` on real tokens) so every
 step can attend; all entries are batch-first, so searches can reorder them.
 
-**Bahdanau et al. (2015): attend, then update.** The previous state :math:`s_{t-1}` is the
-query; the context enters the recurrent update:
+**Bahdanau et al. (2015): attend, then update.** The encoder is bidirectional: the
+*annotation* of source word :math:`s` is :math:`\bar h_s = [\overrightarrow h_s;
+\overleftarrow h_s]`, so it summarises the words on both sides of it. The decoder starts from
+the backward RNN's final state, :math:`s_0 = \tanh(W_{init} \overleftarrow h_1)`; the
+previous state :math:`s_{t-1}` is the query, and the context enters the recurrent update:
 
 .. math::
 
@@ -14,6 +17,10 @@ query; the context enters the recurrent update:
     \operatorname{score}(s_{t-1}, \bar h_s), \qquad
     s_t = \operatorname{GRU}([e(y_{t-1}); c_t], s_{t-1}), \qquad
     o_t = W_o [s_t; c_t; e(y_{t-1})] + b_o .
+
+(The paper's output layer is a maxout over :math:`s_{t-1}`, :math:`e(y_{t-1})` and
+:math:`c_t`; we keep the linear layer above. With ``bidirectional_encoder=False`` the decoder
+starts from the unidirectional encoder's final state, like the others.)
 
 **Luong et al. (2015): update, then attend and combine.** The new state :math:`h_t` is the
 query; context and state are combined into the attentional state :math:`\tilde h_t`, which
@@ -31,15 +38,19 @@ steps run in one call — much faster on a CPU.
 
 Both decoders return their attention weights ``(N, T, S)`` in the state under
 ``"attention"`` (the weights of the last call), for plots.
+
+:class:`TranslatorModel` builds any of them (and the no-attention baseline) from a
+:class:`TranslatorConfig`; chapter 8's training recipes are in :mod:`seq2seq_lib.translators`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 
-from seq2seq_lib.attention import AdditiveScore, Attention, make_score, masked_softmax
-from seq2seq_lib.data import PAD_ID
+from seq2seq_lib.attention import SCORES, AdditiveScore, Attention, make_score, masked_softmax
 from seq2seq_lib.encoder_decoder import (
     Decoder,
     EncoderDecoder,
@@ -48,6 +59,7 @@ from seq2seq_lib.encoder_decoder import (
     State,
     greedy_decode,
 )
+from seq2seq_lib.vocab import PAD_ID
 
 
 def _initial_hidden(enc_state: EncState, num_layers: int) -> torch.Tensor:
@@ -72,27 +84,45 @@ class BahdanauDecoder(Decoder):
         score: ``"additive"`` (Bahdanau's, default), ``"dot"``, ``"general"`` or ``"concat"``.
         num_layers: GRU layers (the top layer's state is the query).
         attention_size: hidden size of the additive/concat score.
+        bidirectional_encoder: the encoder is bidirectional (as in the paper): annotations of
+            size ``2 * hidden_size``, and :math:`s_0^{(l)} = \\tanh(W_{init}
+            \\overleftarrow h_1^{(l)})` from the backward final state of each layer ``l``
+            (``self.W_init``). Otherwise :math:`s_0` is the encoder's final state.
 
-    State: ``{"h": (N, L, h), "enc": (N, S, h), "mask": (N, S), "attention": (N, T, S)}``.
+    State: ``{"h": (N, L, h), "enc": (N, S, D*h), "mask": (N, S), "attention": (N, T, S)}``
+    (``D`` = 2 with a bidirectional encoder, else 1).
     """
 
     def __init__(self, vocab_size: int, embed_size: int, hidden_size: int, *,
                  score: str = "additive", num_layers: int = 1,
-                 attention_size: int | None = None) -> None:
+                 attention_size: int | None = None, bidirectional_encoder: bool = False) -> None:
         super().__init__()
         self.vocab_size = vocab_size
         self.num_layers = num_layers
+        self.bidirectional_encoder = bidirectional_encoder
+        key_size = 2 * hidden_size if bidirectional_encoder else hidden_size
         self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=PAD_ID)
-        self.score = make_score(score, hidden_size, hidden_size, attention_size)
-        self.rnn = nn.GRU(embed_size + hidden_size, hidden_size, num_layers, batch_first=True)
-        self.out = nn.Linear(2 * hidden_size + embed_size, vocab_size)
+        self.score = make_score(score, hidden_size, key_size, attention_size)
+        self.rnn = nn.GRU(embed_size + key_size, hidden_size, num_layers, batch_first=True)
+        self.out = nn.Linear(hidden_size + key_size + embed_size, vocab_size)
+        if bidirectional_encoder:
+            self.W_init = nn.Linear(hidden_size, hidden_size)
 
     def init_state(self, enc_outputs: torch.Tensor, enc_state: EncState,
                    src_lengths: torch.Tensor) -> State:
         mask = source_mask(src_lengths, enc_outputs.shape[1])
         n, s = mask.shape
-        return {"h": _initial_hidden(enc_state, self.num_layers), "enc": enc_outputs,
-                "mask": mask, "attention": enc_outputs.new_zeros(n, 0, s)}
+        if self.bidirectional_encoder:
+            h = enc_state[0] if isinstance(enc_state, tuple) else enc_state  # (2 L_enc, N, h)
+            backward = h.view(-1, 2, n, h.shape[-1])[:, 1]  # (L_enc, N, h): each layer's <-h_1
+            if backward.shape[0] < self.num_layers:
+                raise ValueError(f"the decoder has {self.num_layers} layers but the encoder "
+                                 f"only {backward.shape[0]}")
+            h0 = torch.tanh(self.W_init(backward[-self.num_layers:])).transpose(0, 1)
+        else:
+            h0 = _initial_hidden(enc_state, self.num_layers)
+        return {"h": h0.contiguous(), "enc": enc_outputs, "mask": mask,
+                "attention": enc_outputs.new_zeros(n, 0, s)}
 
     def forward(self, tgt_in: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
         emb = self.embedding(tgt_in)  # (B, T, e)
@@ -105,7 +135,7 @@ class BahdanauDecoder(Decoder):
             query = h[-1]  # s_{t-1}, top layer: (B, h)
             scores = self.score(query, enc, projected) if additive else self.score(query, enc)
             w = masked_softmax(scores, mask)  # (B, S)
-            context = torch.bmm(w.unsqueeze(1), enc).squeeze(1)  # (B, h)
+            context = torch.bmm(w.unsqueeze(1), enc).squeeze(1)  # (B, D*h)
             out, h = self.rnn(torch.cat([emb[:, t], context], -1).unsqueeze(1), h)
             outputs.append(out.squeeze(1))
             contexts.append(context)
@@ -207,29 +237,93 @@ class PlainDecoder(Decoder):
         return self.W_s(torch.tanh(self.W_c(outputs))), {"h": h.transpose(0, 1)}
 
 
-def attention_model(src_vocab: int, tgt_vocab: int, *, style: str = "luong",
-                    score: str | None = None, embed_size: int = 64, hidden_size: int = 128,
-                    num_layers: int = 1, input_feeding: bool = False,
-                    dropout: float = 0.0, reverse_source: bool = False) -> EncoderDecoder:
-    """A GRU encoder with a :class:`LuongDecoder`, a :class:`BahdanauDecoder` or (``style="none"``)
-    the no-attention :class:`PlainDecoder`.
+STYLES = ("luong", "bahdanau", "none")
 
-    ``score`` defaults to ``"additive"`` for Bahdanau and ``"general"`` for Luong.
-    ``reverse_source``: the model reads the source reversed (chapter 7's ablation).
+
+@dataclass(frozen=True)
+class TranslatorConfig:
+    """A chapter-8 translator: a GRU encoder and a decoder with or without attention.
+
+    Attributes:
+        src_vocab_size, tgt_vocab_size: the vocabulary sizes.
+        style: ``"luong"`` (:class:`LuongDecoder`), ``"bahdanau"`` (:class:`BahdanauDecoder`)
+            or ``"none"`` (:class:`PlainDecoder`, no attention).
+        score: the score function (:data:`seq2seq_lib.attention.SCORES`); ``None`` is the
+            style's own, ``"general"`` for Luong and ``"additive"`` for Bahdanau (and the only
+            choice for ``"none"``, which has no score).
+        embed_size, hidden_size, num_layers: sizes (encoder and decoder alike).
+        input_feeding: Luong's input feeding (``style="luong"`` only).
+        dropout: between the encoder's layers and on its embeddings.
+        reverse_source: the model reads the source reversed (chapter 7's trick).
+        attention_size: hidden size of the additive and concat scores (default
+            ``hidden_size``).
+        bidirectional_encoder: a bidirectional encoder (``style="bahdanau"`` only);
+            ``None`` is the style's own: ``True`` for Bahdanau, as in the paper.
+
+    ``None`` fields are resolved when the configuration is made, so two configurations of the
+    same model are equal.
     """
-    encoder = GRUEncoder(src_vocab, embed_size, hidden_size, num_layers=num_layers,
-                         dropout=dropout)
-    if style == "none":
-        decoder: Decoder = PlainDecoder(tgt_vocab, embed_size, hidden_size, num_layers=num_layers)
-    elif style == "bahdanau":
-        decoder = BahdanauDecoder(tgt_vocab, embed_size, hidden_size,
-                                           score=score or "additive", num_layers=num_layers)
-    elif style == "luong":
-        decoder = LuongDecoder(tgt_vocab, embed_size, hidden_size, score=score or "general",
-                               num_layers=num_layers, input_feeding=input_feeding)
-    else:
-        raise ValueError(f"style must be 'luong', 'bahdanau' or 'none', got {style!r}")
-    return EncoderDecoder(encoder, decoder, reverse_source=reverse_source)
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    style: str = "luong"
+    score: str | None = None
+    embed_size: int = 64
+    hidden_size: int = 128
+    num_layers: int = 1
+    input_feeding: bool = False
+    dropout: float = 0.0
+    reverse_source: bool = False
+    attention_size: int | None = None
+    bidirectional_encoder: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.style not in STYLES:
+            raise ValueError(f"style must be one of {STYLES}, got {self.style!r}")
+        own = {"luong": "general", "bahdanau": "additive", "none": None}[self.style]
+        score = own if self.score is None else self.score
+        if self.style == "none" and score is not None:
+            raise ValueError(f"style 'none' has no attention, hence no score (got {score!r})")
+        if score is not None and score not in SCORES:
+            raise ValueError(f"score must be one of {SCORES}, got {score!r}")
+        bidirectional = (self.style == "bahdanau" if self.bidirectional_encoder is None
+                         else self.bidirectional_encoder)
+        if bidirectional and self.style != "bahdanau":
+            raise ValueError("only the Bahdanau decoder reads a bidirectional encoder")
+        if self.input_feeding and self.style != "luong":
+            raise ValueError("input feeding is Luong's: it needs style='luong'")
+        object.__setattr__(self, "score", score)
+        object.__setattr__(self, "bidirectional_encoder", bidirectional)
+
+
+class TranslatorModel(EncoderDecoder):
+    """A GRU :class:`~seq2seq_lib.encoder_decoder.RNNEncoder` (bidirectional for Bahdanau) and
+    a :class:`LuongDecoder`, a :class:`BahdanauDecoder` or the no-attention
+    :class:`PlainDecoder`, built from a :class:`TranslatorConfig` (kept as ``self.config``)."""
+
+    config_class = TranslatorConfig
+
+    def __init__(self, config: TranslatorConfig) -> None:
+        c = config
+        encoder = GRUEncoder(c.src_vocab_size, c.embed_size, c.hidden_size,
+                             num_layers=c.num_layers, dropout=c.dropout,
+                             bidirectional=bool(c.bidirectional_encoder))
+        decoder: Decoder
+        if c.style == "none":
+            decoder = PlainDecoder(c.tgt_vocab_size, c.embed_size, c.hidden_size,
+                                   num_layers=c.num_layers)
+        elif c.style == "bahdanau":
+            decoder = BahdanauDecoder(c.tgt_vocab_size, c.embed_size, c.hidden_size,
+                                      score=str(c.score), num_layers=c.num_layers,
+                                      attention_size=c.attention_size,
+                                      bidirectional_encoder=bool(c.bidirectional_encoder))
+        else:
+            decoder = LuongDecoder(c.tgt_vocab_size, c.embed_size, c.hidden_size,
+                                   score=str(c.score), num_layers=c.num_layers,
+                                   input_feeding=c.input_feeding,
+                                   attention_size=c.attention_size)
+        super().__init__(encoder, decoder, reverse_source=c.reverse_source)
+        self.config = config
 
 
 def greedy_with_attention(model: EncoderDecoder, src: torch.Tensor, src_lengths: torch.Tensor,

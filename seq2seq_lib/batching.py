@@ -11,7 +11,7 @@ keeps the randomness of shuffling but groups sentences of similar length:
 
 Every sentence is still seen once per epoch, and batches still mix sentences from the whole
 corpus. :func:`bucket_loader` wraps it in a :class:`~torch.utils.data.DataLoader` producing
-:class:`~seq2seq_lib.data.Batch` es, like :func:`seq2seq_lib.data.make_loader`.
+:class:`~seq2seq_lib.batches.Batch` es, like :func:`seq2seq_lib.batches.make_loader`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from functools import partial
 import torch
 from torch.utils.data import DataLoader, Sampler
 
-from seq2seq_lib.data import TranslationDataset, collate
+from seq2seq_lib.batches import TranslationDataset, collate
 
 
 class BucketBatchSampler(Sampler[list[int]]):
@@ -83,7 +83,7 @@ def bucket_loader(
     reverse_source: bool = False,
     pool: int = 50,
 ) -> DataLoader:
-    """A :class:`~torch.utils.data.DataLoader` of padded :class:`~seq2seq_lib.data.Batch` es
+    """A :class:`~torch.utils.data.DataLoader` of padded :class:`~seq2seq_lib.batches.Batch` es
     built from length buckets (:class:`BucketBatchSampler`) of ``dataset``."""
     lengths = [(len(tgt), len(src)) for src, tgt in dataset.examples]
     sampler = BucketBatchSampler(lengths, batch_size, pool=pool, shuffle=shuffle, seed=seed)

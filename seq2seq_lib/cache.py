@@ -8,9 +8,14 @@ or loaded, which is what lets nbval compare stored outputs.
 
 The key is a SHA-256 over
 
-* the ``name`` and the JSON ``config`` (every hyper-parameter that changes the model),
-* the source code of ``seq2seq_lib`` (any change to the library retrains),
-* the source of the ``train`` function (a changed recipe retrains),
+* the ``name`` and the ``config``, written as canonical JSON (sorted keys; a dataclass such
+  as a model's configuration or a :class:`~seq2seq_lib.training.TrainConfig` becomes its
+  fields and its class name): every hyper-parameter that changes the model;
+* the source of the library modules that build and train the model (:func:`model_modules`):
+  the modules that the ``build`` and ``train`` functions use, and every library module those
+  import (:func:`seq2seq_lib.chapters.import_closure`) — a change there retrains, a change
+  elsewhere in the library (a docstring of :mod:`seq2seq_lib.bleu`) does not;
+* the source of the ``build`` and ``train`` functions themselves (a changed recipe retrains);
 * the PyTorch major.minor version and the numerics mode (:mod:`seq2seq_lib.numerics`:
   weights trained with native kernels differ in the last bits from portable ones).
 
@@ -20,13 +25,19 @@ Files are written atomically (temporary file, then ``os.replace``) and read with
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import functools
 import hashlib
 import inspect
 import json
 import os
+import sys
 import tempfile
+import textwrap
+import types
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -35,7 +46,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from seq2seq_lib import numerics
+from seq2seq_lib import chapters, numerics
 
 ENV_CACHE = "SEQ2SEQ_CACHE"
 History = dict[str, Any]
@@ -47,15 +58,111 @@ def cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "seq2seq-course" / "models"
 
 
-@lru_cache(maxsize=1)
-def library_fingerprint() -> str:
-    """SHA-256 of every ``.py`` file of ``seq2seq_lib`` (paths and contents, sorted)."""
-    root = Path(__file__).resolve().parent
+LIBRARY_ROOT = chapters.ROOT
+"""The package folder whose sources the keys hash (tests point it at a copy)."""
+
+
+@lru_cache(maxsize=64)
+def _fingerprint(files: tuple[tuple[str, Path, int, int], ...]) -> str:
+    """SHA-256 of ``(module, path, mtime, size)`` files' contents (cached while unchanged)."""
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode())
+    for module, path, _, _ in files:
+        digest.update(module.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def library_fingerprint(modules: Iterable[str] | None = None) -> str:
+    """SHA-256 of the sources of library ``modules`` (names as in
+    :data:`seq2seq_lib.chapters.MODULE_CHAPTER`; default: every module of the package)."""
+    chosen = chapters.library_modules(LIBRARY_ROOT) if modules is None else modules
+    files = []
+    for module in sorted(set(chosen)):
+        path = chapters.module_path(module, LIBRARY_ROOT)
+        if path is not None:
+            stat = path.stat()
+            files.append((module, path, stat.st_mtime_ns, stat.st_size))
+    return _fingerprint(tuple(files))
+
+
+def _library_uses(obj: Any, seen: set[int]) -> set[str]:
+    """The library modules that ``obj`` uses: its own module if it is library code (a module,
+    function, class or an instance of a library class); for code defined elsewhere (a
+    notebook), the modules of the functions, classes and modules that it refers to by name,
+    followed through other code defined there."""
+    if id(obj) in seen:
+        return set()
+    seen.add(id(obj))
+    prefix = chapters.PACKAGE + "."
+    if isinstance(obj, types.ModuleType):
+        name = obj.__name__
+        return {name[len(prefix):]} if name.startswith(prefix) else set()
+    if isinstance(obj, functools.partial):
+        parts = [obj.func, *obj.args, *obj.keywords.values()]
+        return set().union(*(_library_uses(p, seen) for p in parts))
+    if isinstance(obj, types.MethodType):
+        return _library_uses(obj.__func__, seen) | _library_uses(obj.__self__, seen)
+    module = getattr(obj, "__module__", None) if callable(obj) else type(obj).__module__
+    if isinstance(module, str) and module.startswith(prefix):
+        return {module[len(prefix):]}
+    if not isinstance(module, str) or _installed(module):
+        return set()
+    if isinstance(obj, type):
+        members = [*vars(obj).values(), *obj.__bases__]
+        return set().union(set(), *(_library_uses(getattr(m, "__func__", m), seen)
+                                    for m in members))
+    if isinstance(obj, types.FunctionType):
+        found: set[str] = set()
+        codes, names = [obj.__code__], set()
+        while codes:
+            code = codes.pop()
+            names |= set(code.co_names)
+            codes += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        found |= _imports_in_source(obj)
+        refs = [obj.__globals__[n] for n in sorted(names) if n in obj.__globals__]
+        refs += [cell.cell_contents for cell in obj.__closure__ or () if _filled(cell)]
+        refs += [*(obj.__defaults__ or ()), *(obj.__kwdefaults__ or {}).values()]
+        for ref in refs:
+            found |= _library_uses(ref, seen)
+        return found
+    return set()
+
+
+def _imports_in_source(fn: types.FunctionType) -> set[str]:
+    """The library modules that ``fn``'s source imports in its body (``from seq2seq_lib
+    import training`` inside a function)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):  # no source, or a lambda inside an expression
+        return set()
+    return chapters.imported_modules(tree, LIBRARY_ROOT)
+
+
+def _installed(module: str) -> bool:
+    """Whether ``module`` belongs to Python or to an installed package (torch, NumPy, ...),
+    whose code :func:`_library_uses` does not read: only the user's own code (a notebook's
+    ``__main__``, a script, a test) can use the library."""
+    top = module.partition(".")[0]
+    if top in sys.stdlib_module_names or top == "builtins":
+        return True
+    file = getattr(sys.modules.get(module), "__file__", None) or ""
+    return "site-packages" in file or "dist-packages" in file
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def model_modules(*code: Any) -> set[str]:
+    """The library modules that build and train a model: those that the given functions
+    (and classes) use, with everything they import, and :mod:`seq2seq_lib.numerics`."""
+    seen: set[int] = set()
+    roots = set().union({"numerics"}, *(_library_uses(obj, seen) for obj in code))
+    return chapters.import_closure(roots, LIBRARY_ROOT)
 
 
 def _function_fingerprint(fn: Callable[..., Any]) -> str:
@@ -66,19 +173,36 @@ def _function_fingerprint(fn: Callable[..., Any]) -> str:
     return hashlib.sha256(source.encode()).hexdigest()
 
 
-def cache_key(name: str, config: Mapping[str, Any], train: Callable[..., Any]) -> str:
-    """The hex key of a model: name, config, library code, training code and torch version."""
+def _canonical(value: Any) -> Any:
+    """``value`` as JSON data: a dataclass becomes ``{"dataclass": its class, **its fields}``,
+    tuples become lists; anything else is left for :func:`json.dumps` to accept or refuse."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {"dataclass": type(value).__qualname__, **fields}
+    if isinstance(value, Mapping):
+        return {key: _canonical(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(item) for item in value]
+    return value
+
+
+def cache_key(
+    name: str, config: Any, build: Callable[[], nn.Module], train: Callable[..., Any]
+) -> str:
+    """The hex key of a model: name, config, the sources of the library modules and of the
+    functions that build and train it, torch version and numerics mode (module docstring)."""
     payload = {
         "name": name,
-        "config": config,
-        "library": library_fingerprint(),
+        "config": _canonical(config),
+        "library": library_fingerprint(model_modules(build, train)),
+        "build": _function_fingerprint(build),
         "train": _function_fingerprint(train),
         "torch": ".".join(torch.__version__.split(".")[:2]),
         "numerics": numerics.mode(),
     }
     try:
-        text = json.dumps(payload, sort_keys=True)
-    except TypeError as err:
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError) as err:
         raise TypeError(f"config of {name!r} must be JSON-serialisable: {err}") from None
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -110,7 +234,8 @@ def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def cache_path(
     name: str,
-    config: Mapping[str, Any],
+    config: Any,
+    build: Callable[[], nn.Module],
     train: Callable[..., Any],
     *,
     directory: str | os.PathLike[str] | None = None,
@@ -119,7 +244,7 @@ def cache_path(
 
     ``path.exists()`` tells whether the model is cached, without building or loading it.
     """
-    key = cache_key(name, config, train)
+    key = cache_key(name, config, build, train)
     folder = Path(directory) if directory is not None else cache_dir()
     return folder / f"{name}-{key[:16]}.pt"
 
@@ -140,7 +265,7 @@ class Trained:
 
 def train_or_load(
     name: str,
-    config: Mapping[str, Any],
+    config: Any,
     build: Callable[[], nn.Module],
     train: Callable[[nn.Module], History],
     *,
@@ -151,14 +276,15 @@ def train_or_load(
 
     Args:
         name: a short name for the file, e.g. ``"ch07-seq2seq"``.
-        config: JSON-serialisable hyper-parameters; part of the key.
+        config: the hyper-parameters, part of the key: JSON data, in which dataclasses
+            (model configurations, :class:`~seq2seq_lib.training.TrainConfig`) may appear.
         build: makes a fresh, untrained model (it is also used before loading weights).
         train: trains the model in place on ``device`` and returns its history — a dict of
             plain Python numbers, strings and lists (it is saved beside the weights).
         device: where the returned model lives.
         directory: the cache folder (default :func:`cache_dir`).
     """
-    path = cache_path(name, config, train, directory=directory)
+    path = cache_path(name, config, build, train, directory=directory)
     model = build().to(device)
     if path.exists():
         try:
@@ -177,6 +303,7 @@ def train_or_load(
     history = train(model)
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     save_atomic(
-        {"state_dict": state, "history": history, "config": dict(config), "name": name}, path
+        {"state_dict": state, "history": history, "config": json.loads(json.dumps(
+            _canonical(config))), "name": name}, path
     )
     return Trained(model, history, path, loaded=False)

@@ -1,4 +1,4 @@
-r"""Decoding a sequence model: greedy search, exhaustive search and beam search.
+r"""Decoding a sequence model one token at a time: the step interface and greedy search.
 
 A decoder defines, for an output sentence :math:`y_1, \ldots, y_{T'}` and a context
 :math:`\mathbf c`,
@@ -9,16 +9,11 @@ A decoder defines, for an output sentence :math:`y_1, \ldots, y_{T'}` and a cont
     = \prod_{t'=1}^{L} P(y_{t'} \mid y_1, \ldots, y_{t'-1}, \mathbf c),
 
 and *decoding* searches the output vocabulary :math:`\mathcal Y` (which contains ``<eos>``)
-for a sentence with a high probability. The three searches here differ only in how many
-prefixes they keep after each step:
-
-* :func:`greedy_search` keeps one: :math:`y_{t'} = \operatorname{argmax}_{y \in \mathcal Y}
-  P(y \mid y_1, \ldots, y_{t'-1}, \mathbf c)`;
-* :func:`beam_search` keeps the :math:`k` best (the *beam*), chosen among the
-  :math:`k|\mathcal Y|` one-token extensions; cost :math:`\mathcal O(k|\mathcal Y|T')`,
-  and :math:`k = 1` is greedy search;
-* :func:`exhaustive_search` keeps all of them (:math:`\mathcal O(|\mathcal Y|^{T'})`, for
-  tiny vocabularies only).
+for a sentence with a high probability. :func:`greedy_search` keeps one prefix and extends it
+by the most probable token, :math:`y_{t'} = \operatorname{argmax}_{y \in \mathcal Y}
+P(y \mid y_1, \ldots, y_{t'-1}, \mathbf c)`, until ``<eos>``. Chapter 9's searches, which keep
+more prefixes (beam search, exhaustive search), are in :mod:`seq2seq_lib.beam`; they use the
+same interface.
 
 **The step interface.** Every search talks to the model through one function, a
 :class:`StepFn`::
@@ -30,38 +25,27 @@ by the ``t - 1`` tokens generated so far. ``log_probs`` is ``(N, |Y|)``:
 :math:`\log P(y \mid \text{prefix}, \mathbf c)` for every next token :math:`y`. ``state`` is
 whatever the model carries from step to step (an RNN's hidden state, the encoder outputs,
 ``None``): a tensor, or a tuple/list/dict of tensors, whose row ``i`` belongs to prefix ``i``.
-The searches reorder it with ``reorder_state(state, index)``; the default,
-:func:`index_state`, calls ``index_select(0, index)`` on every tensor. Pass your own
+A search that reorders prefixes reorders the state with ``reorder_state(state, index)``; the
+default, :func:`index_state`, calls ``index_select(0, index)`` on every tensor. Pass your own
 ``reorder_state`` when a tensor is not batch-first, e.g. PyTorch's ``(num_layers, N, h)``
 hidden state: ``lambda s, i: s.index_select(1, i)``. An RNN decoder looks at ``prefix[:, -1]``
-only; a hand-written probability table (:class:`TableStep`) looks at the whole prefix.
+only; a hand-written probability table (:class:`TableStep`, for teaching and tests) looks at
+the whole prefix. :meth:`seq2seq_lib.encoder_decoder.EncoderDecoder.step` is the step function of
+every model of the course.
 
-**Scores and lengths.** A hypothesis :math:`y_1, \ldots, y_L` has the log-probability
-:math:`\log P = \sum_{t'=1}^{L} \log P(y_{t'} \mid y_1, \ldots, y_{t'-1}, \mathbf c)`, and the
-searches rank finished candidates by the length-normalised score of the d2l book (eq. 9.8.4)
-
-.. math::
-
-    \text{score}(y_1, \ldots, y_L) = \frac{1}{L^{\alpha}} \log P(y_1, \ldots, y_L \mid \mathbf c).
-
-Here :math:`L` is the number of tokens the decoder *generated*, which is the number of terms
-in the sum: ``<bos>`` does not count, and ``<eos>`` **counts** when the hypothesis ended with
-it (its probability is a factor of :math:`P`). A hypothesis cut off at ``max_len`` without
-``<eos>`` has :math:`L` = ``max_len``. :math:`\alpha = 0` ranks by :math:`\log P` alone;
-:math:`\alpha = 1` by the mean log-probability per token (seed 004's :math:`\frac1t\sum`);
-:math:`\alpha = 0.75` is the book's suggestion. ``max_len`` bounds :math:`L`, ``<eos>`` included.
+A hypothesis :math:`y_1, \ldots, y_L` has the log-probability
+:math:`\log P = \sum_{t'=1}^{L} \log P(y_{t'} \mid y_1, \ldots, y_{t'-1}, \mathbf c)`, where
+:math:`L` counts the generated tokens: ``<bos>`` does not count, ``<eos>`` does when the
+hypothesis ended with it. ``max_len`` bounds :math:`L`, ``<eos>`` included.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import torch
-
-from seq2seq_lib.data import BOS_ID, EOS_ID
 
 State = Any
 """A tensor, ``None``, or a tuple/list/dict (nested) of tensors whose leading dim is ``N``."""
@@ -95,13 +79,6 @@ def index_state(state: State, index: torch.Tensor) -> State:
     )
 
 
-def length_normalized_score(log_prob: float, length: int, alpha: float) -> float:
-    r"""The ranking score :math:`\frac{1}{L^{\alpha}} \log P` (``length`` is :math:`L`)."""
-    if length < 1:
-        raise ValueError(f"length must be >= 1, got {length}")
-    return log_prob / length**alpha
-
-
 # --------------------------------------------------------------------------- results
 
 
@@ -110,8 +87,9 @@ class Hypothesis:
     """One decoded sentence.
 
     ``tokens`` are the generated ids (``<bos>`` excluded, ``<eos>`` included when
-    ``finished``); ``log_prob`` is :math:`\\log P`; ``score`` is
-    :math:`\\log P / L^{\\alpha}` with :math:`L` = ``len(tokens)``.
+    ``finished``); ``log_prob`` is :math:`\\log P`; ``score`` is what the search ranked by:
+    :math:`\\log P` for greedy search, :math:`\\log P / L^{\\alpha}` with :math:`L` =
+    ``len(tokens)`` for beam search (:func:`seq2seq_lib.beam.length_normalized_score`).
     """
 
     tokens: list[int]
@@ -140,32 +118,23 @@ class SearchStats:
     scored: int = 0
 
     def add(self, n_rows: int, vocab_size: int) -> None:
+        """Count one step call that fed ``n_rows`` prefixes and scored ``vocab_size`` tokens each."""
         self.step_calls += 1
         self.rows += n_rows
         self.scored += n_rows * vocab_size
 
 
 @dataclass
-class BeamStepRecord:
-    """The beam after one step (kept when ``keep_history=True``).
-
-    ``tokens`` ``(B, k, t)``: the generated tokens of each beam entry (``<bos>`` excluded);
-    ``log_probs`` ``(B, k)``: their :math:`\\log P` (``-inf`` for an empty slot);
-    ``finished`` ``(B, k)``: whether the entry ends with ``<eos>``.
-    """
-
-    tokens: torch.Tensor
-    log_probs: torch.Tensor
-    finished: torch.Tensor
-
-
-@dataclass
 class SearchResult:
-    """``hypotheses[b]``: the returned hypotheses of sentence ``b``, best first."""
+    """``hypotheses[b]``: the returned hypotheses of sentence ``b``, best first.
+
+    ``history``: with ``keep_history=True``, beam search's beam after every step
+    (:class:`seq2seq_lib.beam.BeamStepRecord`).
+    """
 
     hypotheses: list[list[Hypothesis]]
     stats: SearchStats
-    history: list[BeamStepRecord] | None = field(default=None)
+    history: list[Any] | None = field(default=None)
 
     @property
     def best(self) -> list[Hypothesis]:
@@ -176,7 +145,8 @@ class SearchResult:
 # --------------------------------------------------------------------------- helpers
 
 
-def _check_int(name: str, value: Any, minimum: int) -> None:
+def check_int(name: str, value: Any, minimum: int) -> None:
+    """Raise unless ``value`` is an ``int`` (not a ``bool``) ``>= minimum``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum:
@@ -199,16 +169,19 @@ def _first_tensor(state: State) -> torch.Tensor | None:
     return None
 
 
-def _device(state: State, device: torch.device | str | None) -> torch.device:
+def search_device(state: State, device: torch.device | str | None) -> torch.device:
+    """``device``, else the device of the first tensor in ``state``, else the CPU."""
     if device is not None:
         return torch.device(device)
     found = _first_tensor(state)
     return found.device if found is not None else torch.device("cpu")
 
 
-def _call_step(
+def call_step(
     step: StepFn, prefix: torch.Tensor, state: State, eos: int
 ) -> tuple[torch.Tensor, State]:
+    """``step(prefix, state)``, checked: a pair whose ``log_probs`` is ``(N, |Y|)`` with
+    ``eos`` a token id of the vocabulary."""
     out = step(prefix, state)
     if not isinstance(out, tuple) or len(out) != 2:
         raise TypeError("the step function must return a pair (log_probs, new_state)")
@@ -226,26 +199,19 @@ def _call_step(
     return log_probs, new_state
 
 
-def _check_search_args(batch_size: int, bos: int, eos: int, max_len: int) -> None:
-    _check_int("batch_size", batch_size, 1)
-    _check_int("bos", bos, 0)
-    _check_int("eos", eos, 0)
-    _check_int("max_len", max_len, 1)
+def cut_at_eos(tokens: list[int], eos: int) -> tuple[list[int], bool]:
+    """``tokens`` up to and including the first ``<eos>``, and whether there was one."""
+    if eos in tokens:
+        return tokens[: tokens.index(eos) + 1], True
+    return tokens, False
 
 
-def _hypothesis(tokens: list[int], log_prob: float, eos: int, alpha: float) -> Hypothesis:
-    """Cut ``tokens`` after the first ``<eos>`` and score it."""
-    finished = eos in tokens
-    if finished:
-        tokens = tokens[: tokens.index(eos) + 1]
-    score = length_normalized_score(log_prob, len(tokens), alpha)
-    return Hypothesis(tokens, log_prob, score, finished)
-
-
-def _rank(hyps: list[Hypothesis], n_best: int | None) -> list[Hypothesis]:
-    """Best first by score; candidates with probability 0 are dropped."""
-    kept = sorted((h for h in hyps if math.isfinite(h.log_prob)), key=lambda h: -h.score)
-    return kept if n_best is None else kept[:n_best]
+def check_search_args(batch_size: int, bos: int, eos: int, max_len: int) -> None:
+    """Raise unless the arguments every search shares are valid."""
+    check_int("batch_size", batch_size, 1)
+    check_int("bos", bos, 0)
+    check_int("eos", eos, 0)
+    check_int("max_len", max_len, 1)
 
 
 # --------------------------------------------------------------------------- greedy
@@ -261,6 +227,7 @@ def greedy_search(
     max_len: int,
     *,
     device: torch.device | str | None = None,
+    on_step: Callable[[State], None] | None = None,
 ) -> SearchResult:
     r"""Greedy search: :math:`y_{t'} = \operatorname{argmax}_y P(y \mid y_{<t'}, \mathbf c)`.
 
@@ -270,20 +237,25 @@ def greedy_search(
         bos, eos: the ids of ``<bos>`` (fed first) and ``<eos>``.
         max_len: the most tokens generated per sentence, ``<eos>`` included.
         device: where the prefix tensor lives (default: the device of ``init_state``).
+        on_step: called with the new state after every step (e.g. to collect attention
+            weights; a finished sentence's rows go on being computed and are ignored).
 
     Returns:
-        a :class:`SearchResult` with one hypothesis per sentence. A sentence stops at its
+        a :class:`SearchResult` with one hypothesis per sentence (its ``score`` is its
+        :math:`\log P`). A sentence stops at its
         ``<eos>``; the search stops when every sentence has stopped or after ``max_len`` steps.
         Ties go to the smallest token id (``torch.max``).
     """
-    _check_search_args(batch_size, bos, eos, max_len)
-    dev = _device(init_state, device)
+    check_search_args(batch_size, bos, eos, max_len)
+    dev = search_device(init_state, device)
     prefix = torch.full((batch_size, 1), bos, dtype=torch.long, device=dev)
     state, stats = init_state, SearchStats()
     log_p: torch.Tensor | None = None
     finished = torch.zeros(batch_size, dtype=torch.bool, device=dev)
     for _ in range(max_len):
-        log_probs, state = _call_step(step, prefix, state, eos)
+        log_probs, state = call_step(step, prefix, state, eos)
+        if on_step is not None:
+            on_step(state)
         stats.add(batch_size, log_probs.shape[1])
         best, token = log_probs.max(dim=-1)
         # a finished sentence keeps padding with <eos> at no cost
@@ -295,214 +267,14 @@ def greedy_search(
         if bool(finished.all()):
             break
     assert log_p is not None
-    hyps = [
-        [_hypothesis(tokens[1:], lp, eos, 0.0)]
-        for tokens, lp in zip(prefix.tolist(), log_p.tolist(), strict=True)
-    ]
+    hyps = []
+    for tokens, lp in zip(prefix.tolist(), log_p.tolist(), strict=True):
+        generated, finished_ = cut_at_eos(tokens[1:], eos)
+        hyps.append([Hypothesis(generated, lp, lp, finished_)])
     return SearchResult(hyps, stats)
 
 
-# --------------------------------------------------------------------------- beam
-
-
-def beam_step(
-    scores: torch.Tensor, log_probs: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    r"""One beam-search step for ``B`` sentences with beams of size ``k``.
-
-    Every beam entry :math:`j` with score :math:`s_j = \log P(y_1, \ldots, y_{t'-1})` is
-    extended by every token :math:`y`, giving :math:`k|\mathcal Y|` candidates with scores
-    :math:`s_j + \log P(y \mid y_1, \ldots, y_{t'-1}, \mathbf c)`; the :math:`k` best
-    candidates of each sentence form the new beam.
-
-    Args:
-        scores: ``(B, k)`` current beam scores (``-inf`` marks an empty slot).
-        log_probs: ``(B, k, V)`` next-token log-probabilities of each beam entry.
-
-    Returns:
-        ``(new_scores, beam_idx, token_idx)``, each ``(B, k)``, sorted by ``new_scores``
-        descending: candidate ``i`` of sentence ``b`` extends beam entry ``beam_idx[b, i]``
-        with token ``token_idx[b, i]``. ``k > V`` works: there are ``k * V >= k`` candidates.
-    """
-    if scores.dim() != 2 or log_probs.dim() != 3 or log_probs.shape[:2] != scores.shape:
-        raise ValueError(
-            f"need scores (B, k) and log_probs (B, k, V), got {tuple(scores.shape)} and "
-            f"{tuple(log_probs.shape)}"
-        )
-    B, k, V = log_probs.shape
-    candidates = (scores.unsqueeze(-1) + log_probs).reshape(B, k * V)
-    new_scores, flat = candidates.topk(k, dim=1)
-    return new_scores, flat // V, flat % V
-
-
-@torch.no_grad()
-def beam_search(
-    step: StepFn,
-    init_state: State,
-    batch_size: int,
-    bos: int,
-    eos: int,
-    beam_size: int,
-    max_len: int,
-    alpha: float = 0.0,
-    n_best: int = 1,
-    *,
-    reorder_state: ReorderFn = index_state,
-    keep_history: bool = False,
-    device: torch.device | str | None = None,
-) -> SearchResult:
-    r"""Beam search for ``B`` sentences at once, all beams in one ``(B*k, ...)`` batch.
-
-    Row ``b*k + j`` of the prefix and of the state is beam entry ``j`` of sentence ``b``.
-    At the start only entry 0 (``<bos>``) is live; the others have score ``-inf``, so step 1
-    picks the ``k`` best first tokens. Each step calls ``step`` once on all ``B*k`` rows and
-    keeps the ``k`` best of the ``k|Y|`` candidates per sentence (:func:`beam_step`), ranked
-    by :math:`\log P` (``alpha`` is used only for the final ranking, as in the book).
-
-    Implementation note: each entry's ``k`` best tokens are shortlisted first (``topk`` on
-    ``(B, k, |Y|)``), then :func:`beam_step` picks among the :math:`k^2` shortlisted
-    candidates — the same beam as ranking all :math:`k|\mathcal Y|` candidates, since a
-    candidate outside its entry's top ``k`` has ``k`` better candidates from that entry alone.
-
-    A hypothesis that emits ``<eos>`` is *finished*: it keeps its beam slot and its score but
-    is not extended (its only candidate is itself, padded with ``<eos>`` at log-probability
-    0). The search stops after ``max_len`` steps, or earlier when every slot of every
-    sentence holds a finished hypothesis. The final ``k`` entries of each sentence (finished,
-    or cut at ``max_len``) are ranked by :math:`\log P / L^{\alpha}` (module docstring).
-
-    Args:
-        step, init_state, batch_size, bos, eos, max_len: as in :func:`greedy_search`.
-        beam_size: :math:`k \ge 1` (it may exceed :math:`|\mathcal Y|`).
-        alpha: the length-normalisation exponent :math:`\alpha`.
-        n_best: how many hypotheses to return per sentence, ``1 <= n_best <= beam_size``
-            (fewer when fewer than ``n_best`` have a non-zero probability).
-        reorder_state: ``(state, index) -> state`` selecting rows; the default
-            :func:`index_state` indexes dim 0.
-        keep_history: record the beam after every step in ``result.history``.
-        device: where the prefix tensor lives (default: the device of ``init_state``).
-    """
-    _check_search_args(batch_size, bos, eos, max_len)
-    _check_int("beam_size", beam_size, 1)
-    _check_int("n_best", n_best, 1)
-    if n_best > beam_size:
-        raise ValueError(f"n_best={n_best} cannot exceed beam_size={beam_size}")
-    B, k = batch_size, beam_size
-    dev = _device(init_state, device)
-    offsets = torch.arange(B, device=dev).unsqueeze(1) * k  # (B, 1): first row of sentence b
-    state = reorder_state(init_state, torch.arange(B, device=dev).repeat_interleave(k))
-    prefix = torch.full((B * k, 1), bos, dtype=torch.long, device=dev)
-    finished = torch.zeros(B, k, dtype=torch.bool, device=dev)
-    scores: torch.Tensor | None = None
-    stay: torch.Tensor | None = None
-    stats, history = SearchStats(), ([] if keep_history else None)
-    for _ in range(max_len):
-        log_probs, state = _call_step(step, prefix, state, eos)
-        V = log_probs.shape[1]
-        stats.add(B * k, V)
-        log_probs = log_probs.view(B, k, V)
-        kk = min(k, V)
-        if scores is None:  # first step: only entry 0 of each beam is live
-            scores = torch.full((B, k), -math.inf, dtype=log_probs.dtype, device=dev)
-            scores[:, 0] = 0.0
-            stay = torch.full((kk,), -math.inf, dtype=log_probs.dtype, device=dev)
-            stay[0] = 0.0
-        # The k best of the k|Y| candidates are among the k best extensions of each entry,
-        # so shortlist those first: same result as beam_step on all k|Y|, less memory traffic.
-        short_lp, short_tok = log_probs.topk(kk, dim=-1)  # (B, k, kk)
-        if bool(finished.any()):  # a finished entry's only candidate: itself + <eos>, cost 0
-            done = finished.unsqueeze(-1)
-            short_lp = torch.where(done, stay, short_lp)
-            short_tok = torch.where(done, torch.full_like(short_tok, eos), short_tok)
-        scores, beam_idx, pos = beam_step(scores, short_lp)
-        token_idx = short_tok.view(B, k * kk).gather(1, beam_idx * kk + pos)
-        rows = (offsets + beam_idx).view(-1)
-        prefix = torch.cat([prefix.index_select(0, rows), token_idx.view(-1, 1)], dim=1)
-        state = reorder_state(state, rows)
-        finished = finished.gather(1, beam_idx) | (token_idx == eos)
-        if history is not None:
-            tokens_so_far = prefix[:, 1:].view(B, k, -1).clone()
-            history.append(BeamStepRecord(tokens_so_far, scores.clone(), finished.clone()))
-        if bool((finished | torch.isinf(scores)).all()):
-            break
-    assert scores is not None
-    tokens, log_p = prefix[:, 1:].tolist(), scores.view(-1).tolist()
-    hyps = []
-    for b in range(B):
-        rows = range(b * k, (b + 1) * k)
-        hyps.append(_rank([_hypothesis(tokens[r], log_p[r], eos, alpha) for r in rows], n_best))
-    return SearchResult(hyps, stats, history)
-
-
-# --------------------------------------------------------------------------- exhaustive
-
-
-@torch.no_grad()
-def exhaustive_search(
-    step: StepFn,
-    init_state: State,
-    batch_size: int,
-    bos: int,
-    eos: int,
-    max_len: int,
-    alpha: float = 0.0,
-    n_best: int | None = 1,
-    *,
-    reorder_state: ReorderFn = index_state,
-    max_rows: int = 1_000_000,
-    device: torch.device | str | None = None,
-) -> SearchResult:
-    r"""Score *every* output sequence up to ``max_len`` tokens and rank them.
-
-    The candidates are all sequences :math:`y_1, \ldots, y_L` with :math:`L \le` ``max_len``
-    that end with ``<eos>`` and contain no earlier ``<eos>``, plus the
-    :math:`(|\mathcal Y|-1)^{\text{max\_len}}` sequences cut at ``max_len`` without one —
-    the same candidates beam search can return. They are ranked by
-    :math:`\log P / L^{\alpha}`; ``n_best=None`` returns all of them (probability-0
-    sequences are dropped). The cost grows like :math:`|\mathcal Y|^{T'}`: a
-    :class:`ValueError` is raised when a step would feed more than ``max_rows`` prefixes.
-    """
-    _check_search_args(batch_size, bos, eos, max_len)
-    if n_best is not None:
-        _check_int("n_best", n_best, 1)
-    dev = _device(init_state, device)
-    prefix = torch.full((batch_size, 1), bos, dtype=torch.long, device=dev)
-    owner = torch.arange(batch_size, device=dev)  # which sentence each row belongs to
-    state, stats = init_state, SearchStats()
-    log_p: torch.Tensor | None = None
-    found: list[list[Hypothesis]] = [[] for _ in range(batch_size)]
-    for t in range(max_len):
-        log_probs, state = _call_step(step, prefix, state, eos)
-        n, V = log_probs.shape
-        stats.add(n, V)
-        if log_p is None:
-            log_p = torch.zeros(n, dtype=log_probs.dtype, device=dev)
-            live_need = batch_size * (V - 1) ** (max_len - 1)
-            if live_need > max_rows:
-                raise ValueError(
-                    f"exhaustive search would feed {live_need} prefixes in its last step "
-                    f"(|Y|={V}, max_len={max_len}); the limit is max_rows={max_rows}"
-                )
-        candidates = log_p.unsqueeze(1) + log_probs  # (n, V)
-        others = torch.tensor([y for y in range(V) if y != eos], dtype=torch.long, device=dev)
-        ended = [(eos, candidates[:, eos])]  # sequences ending with <eos> now
-        if t == max_len - 1:  # ... and, at max_len, the ones cut without it
-            ended += [(int(y), candidates[:, y]) for y in others.tolist()]
-        pre, who = prefix[:, 1:].tolist(), owner.tolist()
-        for y, lp in ended:
-            for i, value in enumerate(lp.tolist()):
-                found[who[i]].append(_hypothesis(pre[i] + [y], value, eos, alpha))
-        if t == max_len - 1 or others.numel() == 0:
-            break
-        rows = torch.arange(n, device=dev).repeat_interleave(others.numel())
-        next_tok = others.repeat(n)
-        prefix = torch.cat([prefix.index_select(0, rows), next_tok.unsqueeze(1)], dim=1)
-        log_p = candidates[rows, next_tok]
-        owner = owner.index_select(0, rows)
-        state = reorder_state(state, rows)
-    return SearchResult([_rank(hyps, n_best) for hyps in found], stats)
-
-
-# --------------------------------------------------------------------------- tables
+# --------------------------------------------------------------------------- a table as a model
 
 
 ProbRow = Mapping[str, float] | Sequence[float]
@@ -590,109 +362,3 @@ class TableStep:
         for t, y in enumerate(ids):
             p *= self.probs(ids[:t])[y]
         return p
-
-
-@dataclass(frozen=True)
-class TableExample:
-    """A worked example: the table step function and the search settings that go with it."""
-
-    step: TableStep
-    max_len: int
-
-    @property
-    def bos(self) -> int:
-        return self.step.bos
-
-    @property
-    def eos(self) -> int:
-        return self.step.eos
-
-
-def seed_greedy_example() -> TableExample:
-    """The greedy-search example of d2l §9.8 (seed 000): tokens A, B, C, ``<eos>``.
-
-    Greedy search picks A → B → C → ``<eos>`` with probability
-    :math:`0.5 \\cdot 0.4 \\cdot 0.4 \\cdot 0.6 = 0.048`; taking the second-best C at step 2
-    leads to A → C → B → ``<eos>`` with :math:`0.5 \\cdot 0.3 \\cdot 0.6 \\cdot 0.6 = 0.054`.
-    The rows on those two paths follow the book's figures; every other prefix gets the
-    uniform distribution (our fill-in; the book does not say). Note that in this table the
-    one-token sentence ``<eos>`` (0.1) and A ``<eos>`` (:math:`0.5 \\cdot 0.2 = 0.1`) are more
-    likely than either path — the example is about greedy missing the better *path*, and is
-    a good case for length normalisation.
-    """
-    vocab = ["A", "B", "C", "<eos>"]
-    table = {
-        (): {"A": 0.5, "B": 0.2, "C": 0.2, "<eos>": 0.1},
-        ("A",): {"A": 0.1, "B": 0.4, "C": 0.3, "<eos>": 0.2},
-        ("A", "B"): {"A": 0.2, "B": 0.2, "C": 0.4, "<eos>": 0.2},
-        ("A", "B", "C"): {"A": 0.1, "B": 0.1, "C": 0.2, "<eos>": 0.6},
-        ("A", "C"): {"A": 0.1, "B": 0.6, "C": 0.2, "<eos>": 0.1},
-        ("A", "C", "B"): {"A": 0.1, "B": 0.1, "C": 0.2, "<eos>": 0.6},
-    }
-    return TableExample(TableStep(vocab, table, default=[0.25] * 4), max_len=4)
-
-
-def seed_beam_example() -> TableExample:
-    """The beam-search example of d2l §9.8.3 (seed 000): :math:`\\mathcal Y = \\{A, B, C, D, E\\}`,
-    beam size 2, maximum length 3.
-
-    ``<eos>`` is in the vocabulary but has probability 0 everywhere (the book leaves it out),
-    so every hypothesis runs to length 3. With beam size 2 the beams are {A, C} after step 1,
-    {A B, C E} after step 2 and {A B D, C E D} after step 3 — the book's six candidates
-    (i) A, (ii) C, (iii) A B, (iv) C E, (v) A B D, (vi) C E D, which ``keep_history=True``
-    exposes. The book gives no numbers; the probabilities are ours, chosen so that the
-    search takes exactly those steps (no ties among the candidates that matter). Other
-    prefixes get the uniform distribution over A–E.
-    """
-    vocab = ["A", "B", "C", "D", "E", "<eos>"]
-    table = {
-        (): {"A": 0.4, "B": 0.1, "C": 0.3, "D": 0.1, "E": 0.1},
-        ("A",): {"A": 0.1, "B": 0.5, "C": 0.1, "D": 0.2, "E": 0.1},
-        ("C",): {"A": 0.1, "B": 0.1, "C": 0.1, "D": 0.2, "E": 0.5},
-        ("A", "B"): {"A": 0.15, "B": 0.15, "C": 0.15, "D": 0.4, "E": 0.15},
-        ("C", "E"): {"A": 0.2, "B": 0.1, "C": 0.1, "D": 0.5, "E": 0.1},
-    }
-    uniform = {tok: 0.2 for tok in "ABCDE"}
-    return TableExample(TableStep(vocab, table, default=uniform), max_len=3)
-
-
-def beam_candidates(
-    history: Sequence[BeamStepRecord], sentence: int = 0
-) -> list[tuple[list[int], float]]:
-    """Every (tokens, :math:`\\log P`) the beam held after each step, in order (d2l's candidates).
-
-    For :func:`seed_beam_example` with beam size 2 this is the book's list of six candidates.
-    Empty slots (``-inf``) are skipped.
-    """
-    out = []
-    for record in history:
-        for tokens, lp in zip(
-            record.tokens[sentence].tolist(), record.log_probs[sentence].tolist(), strict=True
-        ):
-            if math.isfinite(lp):
-                out.append((tokens, lp))
-    return out
-
-
-def beam_decoder(beam_size: int, alpha: float = 0.0) -> Callable[..., list[list[int]]]:
-    """A ``decode(model, src, src_lengths, *, max_len)`` function running :func:`beam_search`.
-
-    It has the signature of :func:`seq2seq_lib.encoder_decoder.greedy_decode`, so it plugs into
-    :func:`seq2seq_lib.evaluation.translate` and :func:`seq2seq_lib.evaluation.bleu`. ``model``
-    is any object with ``init_state(src, src_lengths)`` and ``step(prefix, state)`` whose
-    state is batch-first. Returns the best hypothesis of each sentence, ``<eos>`` removed.
-    """
-    def decode(model: Any, src: torch.Tensor, src_lengths: torch.Tensor, *,
-               max_len: int = 20) -> list[list[int]]:
-        was_training = model.training
-        model.eval()
-        try:
-            with torch.no_grad():
-                state = model.init_state(src, src_lengths)
-                result = beam_search(model.step, state, src.shape[0], BOS_ID, EOS_ID,
-                                     beam_size, max_len, alpha, device=src.device)
-        finally:
-            model.train(was_training)
-        return [[t for t in h.tokens if t != EOS_ID] for h in result.best]
-
-    return decode

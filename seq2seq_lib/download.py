@@ -1,6 +1,6 @@
 """Fetching data files safely: checksums, atomic downloads and safe zip extraction.
 
-Nothing here knows about a particular corpus; :mod:`seq2seq_lib.data` uses it to fetch the
+Nothing here knows about a particular corpus; :mod:`seq2seq_lib.corpus` uses it to fetch the
 English–French corpus. The three rules:
 
 * **Atomic.** A download streams into a temporary file in the destination folder and is

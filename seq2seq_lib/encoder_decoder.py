@@ -14,13 +14,19 @@ Three interfaces (d2l §9.6), all batch-first:
   ``forward(tgt_in (B, T), state) -> (logits (B, T, V), state)``.
 * :class:`EncoderDecoder` — glues the two and adds what every model shares: the teacher-forced
   ``forward``, the **decoding step** ``step(prefix (N, t), state) -> (log_probs (N, V), state)``
-  that greedy and beam search call, :meth:`EncoderDecoder.score` (``log p(y|x)`` of given
-  pairs) and :meth:`EncoderDecoder.greedy`.
+  that greedy and beam search call (:mod:`seq2seq_lib.decoding`),
+  :meth:`EncoderDecoder.score` (``log p(y|x)`` of given pairs) and
+  :meth:`EncoderDecoder.greedy`.
+
+Every model of the course is an :class:`EncoderDecoder` built from a frozen configuration
+dataclass, kept as ``model.config`` (it is all a checkpoint needs to rebuild the model):
+:class:`ChoModel` from :class:`ChoConfig` here, :class:`~seq2seq_lib.seq2seq.Seq2SeqModel`
+(chapter 7) and :class:`~seq2seq_lib.attention_seq2seq.TranslatorModel` (chapter 8).
 
 A decoder *state* is a ``dict`` of tensors whose **leading dimension is the batch** ``N``, so a
 search can reorder or repeat hypotheses with ``{k: v[index] for k, v in state.items()}``
-(:func:`select_state`). PyTorch's own ``(num_layers, N, h)`` hidden states are transposed to
-``(N, num_layers, h)`` inside it.
+(:func:`seq2seq_lib.decoding.index_state`). PyTorch's own ``(num_layers, N, h)`` hidden
+states are transposed to ``(N, num_layers, h)`` inside it.
 
 :class:`RNNEncoder` packs the padded batch (``pack_padded_sequence``), so the final state is
 the state after the last *real* token: padding never changes it.
@@ -40,22 +46,20 @@ GRU input does exactly that — and puts a maxout layer before the softmax, whic
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from seq2seq_lib.data import BOS_ID, EOS_ID, PAD_ID
+from seq2seq_lib.decoding import greedy_search
+from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID
 
 State = dict[str, torch.Tensor]
 EncState = torch.Tensor | tuple[torch.Tensor, torch.Tensor]
-
-
-def select_state(state: Mapping[str, torch.Tensor], index: torch.Tensor) -> State:
-    """Pick (reorder, repeat) rows of a batch-first decoder state: ``v[index]`` for each entry."""
-    return {k: v.index_select(0, index) for k, v in state.items()}
 
 
 def _check_source(src: torch.Tensor, src_lengths: torch.Tensor) -> None:
@@ -136,7 +140,12 @@ class EncoderDecoder(nn.Module):
         encoder, decoder: the two halves.
         reverse_source: the model expects the source words reversed (Sutskever et al., 2014);
             evaluation code reads this flag to build batches the same way as training.
+
+    A subclass built from a configuration dataclass sets :attr:`config_class` and keeps its
+    configuration as ``self.config``.
     """
+
+    config_class: ClassVar[type | None] = None
 
     def __init__(self, encoder: Encoder, decoder: Decoder, *, reverse_source: bool = False):
         super().__init__()
@@ -245,39 +254,25 @@ def greedy_decode(
     max_len: int = 20,
     on_step: Callable[[State], None] | None = None,
 ) -> list[list[int]]:
-    """Decode a batch greedily, :math:`y_t = \\arg\\max_y p(y \\mid y_{<t}, x)`, using only
-    ``model.init_state`` and ``model.step`` (any model with those two works).
+    """Decode a batch greedily, :math:`y_t = \\arg\\max_y p(y \\mid y_{<t}, x)`: encode ``src``
+    with ``model.init_state`` and run :func:`seq2seq_lib.decoding.greedy_search` on
+    ``model.step`` (any model with those two works).
 
     Every sentence stops at its first ``<eos>`` (not included in the result) or after
     ``max_len`` tokens; the batch stops when all have stopped. Runs in eval mode without
     gradients and puts the model back in the mode it was in. ``on_step``, if given, is
     called with the decoder state after every step (e.g. to collect attention weights).
     """
-    if max_len < 1:
-        raise ValueError(f"max_len must be >= 1, got {max_len}")
     was_training = model.training
     model.eval()
     try:
         with torch.no_grad():
             state = model.init_state(src, src_lengths)
-            n = src.shape[0]
-            prefix = torch.full((n, 1), BOS_ID, dtype=torch.long, device=src.device)
-            done = torch.zeros(n, dtype=torch.bool, device=src.device)
-            for _ in range(max_len):
-                log_probs, state = model.step(prefix, state)
-                if on_step is not None:
-                    on_step(state)
-                token = log_probs.argmax(-1).masked_fill(done, PAD_ID)
-                prefix = torch.cat([prefix, token[:, None]], dim=1)
-                done |= token == EOS_ID
-                if bool(done.all()):
-                    break
+            result = greedy_search(model.step, state, src.shape[0], BOS_ID, EOS_ID, max_len,
+                                   device=src.device, on_step=on_step)
     finally:
         model.train(was_training)
-    out: list[list[int]] = []
-    for row in prefix[:, 1:].tolist():
-        out.append(row[: row.index(EOS_ID)] if EOS_ID in row else row)
-    return out
+    return [h.tokens[:-1] if h.finished else h.tokens for h in result.best]
 
 
 # --------------------------------------------------------------------------- encoders
@@ -294,14 +289,22 @@ class RNNEncoder(Encoder):
     ``pack_padded_sequence``, so the returned final state is :math:`h_{S_b}` — exactly what
     the same sentence gives alone, whatever the padding.
 
+    With ``bidirectional=True`` a second RNN reads the sentence backwards,
+    :math:`\\overleftarrow h_t = f'(\\overleftarrow h_{t+1}, e(x_t))` from :math:`t = S_b` down
+    to 1, and the output at position :math:`t` is :math:`[\\overrightarrow h_t;
+    \\overleftarrow h_t]` (Bahdanau et al.'s *annotation* of word :math:`t`).
+
     Args:
         vocab_size, embed_size, hidden_size, num_layers: sizes; ``dropout`` between layers
             (and on the embeddings).
         cell: ``"gru"`` or ``"lstm"``.
+        bidirectional: add the backward RNN.
 
-    Shapes: ``src`` ``(B, S)``, ``src_lengths`` ``(B,)`` → ``outputs`` ``(B, S, hidden_size)``
-    (zeros at padding) and ``state`` ``(num_layers, B, hidden_size)`` (a pair ``(h, c)`` for
-    an LSTM).
+    Shapes: ``src`` ``(B, S)``, ``src_lengths`` ``(B,)`` → ``outputs`` ``(B, S, D *
+    hidden_size)`` (zeros at padding; ``D`` = 2 when bidirectional, else 1) and ``state``
+    ``(D * num_layers, B, hidden_size)`` in PyTorch's order (layer by layer, forward then
+    backward; a pair ``(h, c)`` for an LSTM). A bidirectional encoder's final backward state
+    is :math:`\\overleftarrow h_1`.
     """
 
     def __init__(
@@ -313,6 +316,7 @@ class RNNEncoder(Encoder):
         num_layers: int = 1,
         cell: str = "gru",
         dropout: float = 0.0,
+        bidirectional: bool = False,
     ) -> None:
         super().__init__()
         rnns = {"gru": nn.GRU, "lstm": nn.LSTM}
@@ -321,11 +325,12 @@ class RNNEncoder(Encoder):
         self.cell = cell
         self.hidden_size = hidden_size
         self.num_layers = num_layers
+        self.bidirectional = bidirectional
         self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=PAD_ID)
         self.dropout = nn.Dropout(dropout)
         self.rnn = rnns[cell](
             embed_size, hidden_size, num_layers, batch_first=True,
-            dropout=dropout if num_layers > 1 else 0.0,
+            dropout=dropout if num_layers > 1 else 0.0, bidirectional=bidirectional,
         )
 
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, EncState]:
@@ -397,15 +402,36 @@ class ChoDecoder(Decoder):
         return logits, {"h": h.transpose(0, 1), "c": state["c"]}
 
 
-def cho_model(
-    src_vocab: int,
-    tgt_vocab: int,
-    *,
-    embed_size: int = 64,
-    hidden_size: int = 128,
-    reverse_source: bool = False,
-) -> EncoderDecoder:
-    """The RNN encoder–decoder of Cho et al. (2014): a GRU encoder and a :class:`ChoDecoder`."""
-    encoder = GRUEncoder(src_vocab, embed_size, hidden_size)
-    decoder = ChoDecoder(tgt_vocab, embed_size, hidden_size, hidden_size)
-    return EncoderDecoder(encoder, decoder, reverse_source=reverse_source)
+@dataclass(frozen=True)
+class ChoConfig:
+    """The sizes of Cho et al.'s encoder–decoder (:class:`ChoModel`).
+
+    Attributes:
+        src_vocab_size, tgt_vocab_size: the vocabulary sizes.
+        embed_size: size of the word embeddings :math:`e(x)`, :math:`e(y)`.
+        hidden_size: size of the encoder state :math:`h_t`, of :math:`c` and of the decoder
+            state :math:`h'_t`.
+        reverse_source: the model reads the source reversed (chapter 7's trick).
+    """
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    embed_size: int = 64
+    hidden_size: int = 128
+    reverse_source: bool = False
+
+
+class ChoModel(EncoderDecoder):
+    """The RNN encoder–decoder of Cho et al. (2014): a GRU :class:`RNNEncoder` and a
+    :class:`ChoDecoder`, built from a :class:`ChoConfig` (kept as ``self.config``)."""
+
+    config_class = ChoConfig
+
+    def __init__(self, config: ChoConfig) -> None:
+        super().__init__(
+            GRUEncoder(config.src_vocab_size, config.embed_size, config.hidden_size),
+            ChoDecoder(config.tgt_vocab_size, config.embed_size, config.hidden_size,
+                       config.hidden_size),
+            reverse_source=config.reverse_source,
+        )
+        self.config = config

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 import sacrebleu
 import torch
 
-from seq2seq_lib.data import EOS_ID, PAD_ID, Batch, TokenPair, Vocab, collate, detokenize, encode_source
+from seq2seq_lib.batches import Batch, collate, collate_sources, encode_source
 from seq2seq_lib.encoder_decoder import EncoderDecoder, greedy_decode
+from seq2seq_lib.vocab import EOS_ID, PAD_ID, TokenPair, Vocab, detokenize
 
 Decode = Callable[..., list[list[int]]]
 
@@ -50,8 +51,8 @@ def translate(
     out: list[list[str]] = []
     for start in range(0, len(sentences), batch_size):
         chunk = sentences[start : start + batch_size]
-        examples = [(encode_source(s, src_vocab, max_len=src_max_len), []) for s in chunk]
-        batch = collate(examples, reverse_source=model.reverse_source).to(device)
+        batch = collate_sources(chunk, src_vocab, reverse_source=model.reverse_source,
+                                max_len=src_max_len).to(device)
         for ids in decode(model, batch.src, batch.src_lengths, max_len=max_len):
             out.append(tgt_vocab.decode(ids))
     return out
@@ -118,7 +119,7 @@ def bleu(
     """Corpus BLEU of the model's translations of ``pairs`` (``sacrebleu.corpus_bleu``).
 
     Pairs with the same source are one test sentence with several references. Hypotheses
-    and references are detokenised (:func:`~seq2seq_lib.data.detokenize`) before scoring.
+    and references are detokenised (:func:`~seq2seq_lib.vocab.detokenize`) before scoring.
     ``limit`` scores a random sample of ``limit`` distinct sources (drawn with
     ``random.Random(seed)``, kept in corpus order): a quicker, noisier estimate.
     """

@@ -14,14 +14,25 @@ sentence fed **reversed** (``a b c`` → ``c b a``), which puts the first source
 the first target words and made optimisation much easier. Reversal is done by the data
 pipeline (``collate(..., reverse_source=True)``); the model records it in
 ``model.reverse_source`` so that evaluation builds its batches the same way.
+
+:class:`Seq2SeqModel` is built from a :class:`Seq2SeqConfig`. The end of the module is
+chapter 7's recipe, which chapter 11 reuses: the French→English data (:data:`DATA`,
+:func:`translation_data`, shared by chapters 7–11), the sizes and budget of each profile
+(:func:`seq2seq_recipe`) and :func:`train_seq2seq`, which trains the model once and loads it
+from the cache afterwards.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import torch
 from torch import nn
 
-from seq2seq_lib.data import PAD_ID
+from seq2seq_lib import cache
+from seq2seq_lib.batches import TranslationData, load_translation_data
+from seq2seq_lib.device import Run
 from seq2seq_lib.encoder_decoder import (
     Decoder,
     EncoderDecoder,
@@ -29,6 +40,8 @@ from seq2seq_lib.encoder_decoder import (
     LSTMEncoder,
     State,
 )
+from seq2seq_lib.training import TrainConfig, fit
+from seq2seq_lib.vocab import PAD_ID
 
 
 class LSTMDecoder(Decoder):
@@ -78,24 +91,100 @@ class LSTMDecoder(Decoder):
         return logits, {"h": h.transpose(0, 1), "c": c.transpose(0, 1)}
 
 
-def sutskever_model(
-    src_vocab: int,
-    tgt_vocab: int,
-    *,
-    embed_size: int = 256,
-    hidden_size: int = 512,
-    num_layers: int = 4,
-    dropout: float = 0.0,
-    reverse_source: bool = True,
-) -> EncoderDecoder:
-    """The deep-LSTM seq2seq model: :class:`~seq2seq_lib.encoder_decoder.RNNEncoder` (LSTM,
-    packed) + :class:`LSTMDecoder` with the same number of layers and hidden size."""
-    if num_layers < 1:
-        raise ValueError(f"num_layers must be >= 1, got {num_layers}")
-    encoder = LSTMEncoder(
-        src_vocab, embed_size, hidden_size, num_layers=num_layers, dropout=dropout
+@dataclass(frozen=True)
+class Seq2SeqConfig:
+    """The sizes of the deep-LSTM seq2seq model (:class:`Seq2SeqModel`).
+
+    Attributes:
+        src_vocab_size, tgt_vocab_size: the vocabulary sizes.
+        embed_size: size of the word embeddings.
+        hidden_size: size of every LSTM layer's :math:`h` and :math:`c`, in the encoder and
+            in the decoder.
+        num_layers: :math:`L`, the same in the encoder and in the decoder.
+        dropout: on the embeddings, between the layers and before the output layer.
+        reverse_source: the model reads the source reversed (the paper's trick).
+    """
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    embed_size: int = 256
+    hidden_size: int = 512
+    num_layers: int = 4
+    dropout: float = 0.0
+    reverse_source: bool = True
+
+    def __post_init__(self) -> None:
+        if self.num_layers < 1:
+            raise ValueError(f"num_layers must be >= 1, got {self.num_layers}")
+
+
+class Seq2SeqModel(EncoderDecoder):
+    """The deep-LSTM seq2seq model: an LSTM :class:`~seq2seq_lib.encoder_decoder.RNNEncoder`
+    (packed) and an :class:`LSTMDecoder` with the same number of layers and hidden size,
+    built from a :class:`Seq2SeqConfig` (kept as ``self.config``)."""
+
+    config_class = Seq2SeqConfig
+
+    def __init__(self, config: Seq2SeqConfig) -> None:
+        c = config
+        super().__init__(
+            LSTMEncoder(c.src_vocab_size, c.embed_size, c.hidden_size, num_layers=c.num_layers,
+                        dropout=c.dropout),
+            LSTMDecoder(c.tgt_vocab_size, c.embed_size, c.hidden_size, num_layers=c.num_layers,
+                        dropout=c.dropout),
+            reverse_source=c.reverse_source,
+        )
+        self.config = config
+
+
+# --------------------------------------------------------------------------- chapter 7's recipe
+
+#: The chapters' French→English task: sentences of at most 10 tokens, vocabularies of the
+#: words seen at least 3 times in the training split.
+DATA: dict[str, Any] = {"direction": "fr-en", "max_len": 10, "min_freq": 3}
+
+
+def translation_data() -> TranslationData:
+    """The French→English data of chapters 7–11 (:data:`DATA`)."""
+    return load_translation_data(**DATA)
+
+
+def seq2seq_recipe(run: Run, data: TranslationData) -> tuple[Seq2SeqConfig, TrainConfig]:
+    """Chapter 7's model and training run for the run's profile.
+
+    ``quick``: 2 LSTM layers of 128 units, 1,200 updates of 64 pairs (about 0.7 epochs),
+    validation loss on 1,000 validation pairs every 100 updates. ``full``: the paper's
+    4 layers, of 1,024 units (512-dimensional embeddings), dropout 0.2, 12 epochs.
+    """
+    model = Seq2SeqConfig(
+        len(data.src_vocab), len(data.tgt_vocab), embed_size=run.pick(quick=128, full=512),
+        hidden_size=run.pick(quick=128, full=1024), num_layers=run.pick(quick=2, full=4),
+        dropout=run.pick(quick=0.0, full=0.2),
     )
-    decoder = LSTMDecoder(
-        tgt_vocab, embed_size, hidden_size, num_layers=num_layers, dropout=dropout
+    train = TrainConfig(
+        lr=run.pick(quick=5e-3, full=1e-3), batch_size=run.pick(quick=64, full=128),
+        epochs=run.pick(quick=1, full=12), steps=run.pick(quick=1200, full=None),
+        log_every=25, valid_every=100, valid_pairs=1000, valid_batch_size=250,
     )
-    return EncoderDecoder(encoder, decoder, reverse_source=reverse_source)
+    return model, train
+
+
+def build_seq2seq(config: Seq2SeqConfig) -> Seq2SeqModel:
+    """A fresh :class:`Seq2SeqModel`, its weights drawn after ``torch.manual_seed(0)``."""
+    torch.manual_seed(0)
+    return Seq2SeqModel(config)
+
+
+def train_seq2seq(run: Run, data: TranslationData) -> cache.Trained:
+    """Train (or load) chapter 7's seq2seq (:func:`seq2seq_recipe`): reversed source,
+    teacher forcing, :func:`~seq2seq_lib.training.fit` on ``data``."""
+    model_config, train_config = seq2seq_recipe(run, data)
+
+    def build() -> Seq2SeqModel:
+        return build_seq2seq(model_config)
+
+    def train(model: Seq2SeqModel) -> dict[str, Any]:
+        return fit(model, data, train_config, device=run.device)
+
+    key = {"model": model_config, "train": train_config, "data": data.summary()}
+    return cache.train_or_load("ch07-seq2seq", key, build, train, device=run.device)

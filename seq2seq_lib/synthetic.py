@@ -3,12 +3,12 @@
 They train in seconds on a CPU and have one right answer, so a chapter can show attention
 alignments or beam search on them before the real corpus. Both return the same
 ``(source tokens, target tokens)`` pairs as the English–French pipeline, so
-:meth:`seq2seq_lib.data.TranslationData.from_pairs`, :class:`~seq2seq_lib.data.Vocab` and
-:func:`~seq2seq_lib.data.collate` work unchanged.
+:meth:`seq2seq_lib.batches.TranslationData.from_pairs`, :class:`~seq2seq_lib.vocab.Vocab` and
+:func:`~seq2seq_lib.batches.collate` work unchanged.
 
 **Dates.** A random date between ``1 January first_year`` and ``31 December last_year`` is
 written in one of several English formats (source, word tokens made by
-:func:`seq2seq_lib.data.tokenize`) and as ISO 8601 (target, one token per character)::
+:func:`seq2seq_lib.vocab.tokenize`) and as ISO 8601 (target, one token per character)::
 
     "the third of march 1997"     -> 1 9 9 7 - 0 3 - 0 3
     "march 3, 1997"               -> (same)
@@ -27,7 +27,8 @@ import random
 import string
 from typing import Any
 
-from seq2seq_lib.data import TokenPair, TranslationData, tokenize
+from seq2seq_lib.batches import TranslationData
+from seq2seq_lib.vocab import TokenPair, tokenize
 
 MONTHS = (
     "january", "february", "march", "april", "may", "june",

@@ -17,6 +17,12 @@ with :math:`m` the padding mask (:func:`seq2seq_lib.losses.masked_cross_entropy`
 (:func:`scheduled_sampling`): the model starts with the easy, teacher-forced task and ends
 close to the conditions of inference, where it reads its own outputs.
 
+A :class:`TrainConfig` holds every choice of a training run (learning rate, batch size,
+budget, clipping, teacher forcing, seed, logging); its defaults are written there only.
+:func:`train` runs the loop over a given loader; :func:`fit` is the recipe the chapters share:
+length-bucketed batches of a :class:`~seq2seq_lib.batches.TranslationData`'s training split
+and the validation loss on its first validation pairs.
+
 :func:`train` keeps everything a chapter plots (loss per logged step and per epoch, the
 teacher-forcing ratio) as plain Python numbers, so :func:`seq2seq_lib.cache.train_or_load`
 can store it. With ``checkpoint=`` it writes model, optimiser and history after every epoch
@@ -31,6 +37,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,13 +45,15 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from seq2seq_lib.batches import Batch, TranslationData, TranslationDataset
+from seq2seq_lib.batching import bucket_loader
 from seq2seq_lib.cache import load_checkpoint, save_atomic
-from seq2seq_lib.data import PAD_ID, Batch
 from seq2seq_lib.encoder_decoder import EncoderDecoder
 from seq2seq_lib.losses import masked_cross_entropy
+from seq2seq_lib.vocab import PAD_ID
 
-Schedule = Callable[[int], float]
 SCHEDULES = ("constant", "linear", "exponential", "inverse_sigmoid")
+History = dict[str, Any]
 
 
 def scheduled_sampling(
@@ -86,6 +95,70 @@ def scheduled_sampling(
     return float(min(1.0, max(eps_min, eps)))
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """A teacher-forcing schedule :math:`i \\mapsto \\epsilon_i`: :func:`scheduled_sampling`
+    with these arguments, as data (so that a :class:`TrainConfig` holding it can be written
+    as JSON, e.g. into a cache key). Call it with the update count."""
+
+    kind: str
+    k: float
+    c: float = 1e-3
+    eps_min: float = 0.0
+
+    def __post_init__(self) -> None:
+        scheduled_sampling(0, self.kind, k=self.k, c=self.c, eps_min=self.eps_min)  # validates
+
+    def __call__(self, step: int) -> float:
+        return scheduled_sampling(step, self.kind, k=self.k, c=self.c, eps_min=self.eps_min)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Every choice of a training run (:func:`train`, :func:`fit`).
+
+    Attributes:
+        lr: Adam's learning rate.
+        batch_size: sentence pairs per update (:func:`fit` makes the batches).
+        epochs: passes over the training data.
+        steps: stop after this many updates in total (``None``: run all ``epochs``).
+        clip: maximum global gradient norm :math:`\\tau` (``None``: no clipping).
+        teacher_forcing: a ratio :math:`\\epsilon \\in [0, 1]`, or a schedule
+            ``update -> ratio``: a :class:`Schedule` (what a cached recipe must use: it is
+            data), or any function.
+        seed: seeds the shuffling, dropout and teacher-forcing coins of every epoch.
+        log_every: record the mean training loss of every ``log_every`` updates.
+        valid_every: also record the validation loss every ``valid_every`` updates.
+        valid_pairs: :func:`fit` validates on the first ``valid_pairs`` validation pairs
+            (``None``: all of them) ...
+        valid_batch_size: ... in batches of this size.
+    """
+
+    lr: float = 1e-3
+    batch_size: int = 64
+    epochs: int = 1
+    steps: int | None = None
+    clip: float | None = 1.0
+    teacher_forcing: float | Schedule | Callable[[int], float] = 1.0
+    seed: int = 0
+    log_every: int = 50
+    valid_every: int | None = None
+    valid_pairs: int | None = None
+    valid_batch_size: int = 256
+
+    def __post_init__(self) -> None:
+        if self.epochs < 0:
+            raise ValueError(f"epochs must be >= 0, got {self.epochs}")
+        if self.batch_size < 1 or self.valid_batch_size < 1:
+            raise ValueError(f"batch sizes must be >= 1, got {self.batch_size}, "
+                             f"{self.valid_batch_size}")
+        if self.log_every < 1:
+            raise ValueError(f"log_every must be >= 1, got {self.log_every}")
+        if self.valid_every is not None and self.valid_every < 1:
+            raise ValueError(f"valid_every must be >= 1, got {self.valid_every}")
+        _as_schedule(self.teacher_forcing)  # a ratio in [0, 1] or a schedule
+
+
 def make_optimizer(
     params: Iterable[nn.Parameter], lr: float, *, fused: bool | None = None
 ) -> torch.optim.Adam:
@@ -104,7 +177,7 @@ def make_optimizer(
         return torch.optim.Adam(params, lr=lr)
 
 
-def _as_schedule(teacher_forcing: float | Schedule) -> Schedule:
+def _as_schedule(teacher_forcing: float | Callable[[int], float]) -> Callable[[int], float]:
     if callable(teacher_forcing):
         return teacher_forcing
     ratio = float(teacher_forcing)
@@ -153,40 +226,30 @@ def evaluate_loss(
 def train(
     model: EncoderDecoder,
     loader: Iterable[Batch],
+    config: TrainConfig,
     *,
-    epochs: int,
-    lr: float = 1e-3,
-    clip: float | None = 1.0,
-    teacher_forcing: float | Schedule = 1.0,
     valid_loader: Iterable[Batch] | None = None,
-    valid_every: int | None = None,
     device: torch.device | str = "cpu",
-    seed: int = 0,
-    log_every: int = 50,
     checkpoint: str | os.PathLike[str] | None = None,
     progress: bool = True,
     fused: bool | None = None,
-    max_steps: int | None = None,
-    callback: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
+    callback: Callable[[History], None] | None = None,
+) -> History:
     """Train ``model`` in place with Adam on the masked cross-entropy; return its history.
 
     Args:
         model: an :class:`~seq2seq_lib.encoder_decoder.EncoderDecoder` (on ``device``).
-        loader: yields :class:`~seq2seq_lib.data.Batch` es (``make_loader`` or
+        loader: yields :class:`~seq2seq_lib.batches.Batch` es (``make_loader`` or
             ``bucket_loader``; its shuffle generator is reseeded from ``(seed, epoch)`` at
             each epoch).
-        epochs: passes over ``loader``.
-        lr: Adam's learning rate. ``fused``: see :func:`make_optimizer`.
-        clip: maximum global gradient norm :math:`\\tau` (``None``: no clipping).
-        teacher_forcing: a ratio :math:`\\epsilon \\in [0, 1]`, or a schedule
-            ``step -> ratio`` such as ``lambda i: scheduled_sampling(i, k=500)``.
-        valid_loader: if given, the teacher-forced validation loss after each epoch.
-        valid_every: also record the validation loss every ``valid_every`` updates
-            (``history["valid_step"]``, ``history["valid_step_loss"]``).
-        log_every: record the mean training loss of every ``log_every`` updates.
+        config: the learning rate, budget (``epochs``, ``steps``), ``clip``,
+            ``teacher_forcing``, ``seed`` and logging (``batch_size`` and the ``valid_*``
+            sizes are :func:`fit`'s: here the loaders are given).
+        valid_loader: if given, the teacher-forced validation loss after each epoch, and
+            every ``config.valid_every`` updates (``history["valid_step"]``,
+            ``history["valid_step_loss"]``).
         checkpoint: a file to save to after every epoch and to resume from if it exists.
-        max_steps: stop after this many updates in total (for tests and budgets).
+        progress: show a progress bar. ``fused``: see :func:`make_optimizer`.
         callback: called with the history after every logged step (e.g. to evaluate).
 
     Returns:
@@ -194,14 +257,12 @@ def train(
         "valid_loss": [...], "valid_step": [...], "valid_step_loss": [...], "updates": int,
         "tokens": int, "epochs_done": int}`` — plain Python numbers.
     """
-    if epochs < 0:
-        raise ValueError(f"epochs must be >= 0, got {epochs}")
-    if log_every < 1:
-        raise ValueError(f"log_every must be >= 1, got {log_every}")
-    if valid_every is not None and (valid_every < 1 or valid_loader is None):
-        raise ValueError("valid_every needs a valid_loader and must be >= 1")
-    schedule = _as_schedule(teacher_forcing)
-    optimizer = make_optimizer(model.parameters(), lr, fused=fused)
+    epochs, max_steps, log_every = config.epochs, config.steps, config.log_every
+    valid_every, clip, seed = config.valid_every, config.clip, config.seed
+    if valid_every is not None and valid_loader is None:
+        raise ValueError("valid_every needs a valid_loader")
+    schedule = _as_schedule(config.teacher_forcing)
+    optimizer = make_optimizer(model.parameters(), config.lr, fused=fused)
     history: dict[str, Any] = {
         "step": [], "step_loss": [], "tf_ratio": [], "epoch_loss": [], "valid_loss": [],
         "valid_step": [], "valid_step_loss": [], "updates": 0, "tokens": 0, "epochs_done": 0,
@@ -276,3 +337,23 @@ def train(
                 checkpoint,
             )
     return history
+
+
+def fit(
+    model: EncoderDecoder,
+    data: TranslationData,
+    config: TrainConfig,
+    *,
+    device: torch.device | str = "cpu",
+    progress: bool = True,
+) -> History:
+    """Train ``model`` on ``data``'s training split: :func:`train` over length-bucketed
+    batches of ``config.batch_size`` pairs (:func:`~seq2seq_lib.batching.bucket_loader`),
+    validated on the first ``config.valid_pairs`` validation pairs. Sources are reversed
+    when ``model.reverse_source``."""
+    rev = model.reverse_source
+    loader = bucket_loader(data.dataset("train"), config.batch_size, reverse_source=rev)
+    valid_set = TranslationDataset(data.valid[: config.valid_pairs], data.src_vocab,
+                                   data.tgt_vocab)
+    valid = bucket_loader(valid_set, config.valid_batch_size, shuffle=False, reverse_source=rev)
+    return train(model, loader, config, valid_loader=valid, device=device, progress=progress)

@@ -27,11 +27,23 @@ os.environ["CUDA_VISIBLE_DEVICES"] = ""
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 
 
+def shared_data_folder() -> Path | None:
+    """The folder holding the real corpus ``fra-eng/fra.txt``: ``$SEQ2SEQ_DATA`` (CI:
+    ``../shared/data``) or the repository's sibling ``shared/data``; ``None`` where there is
+    no copy (the tests that need it are then skipped)."""
+    from seq2seq_lib.corpus import CORPUS_FILE, ENV_DATA
+
+    for folder in (os.environ.get(ENV_DATA), ROOT.parent / "shared" / "data", "/work/shared/data"):
+        if folder and (Path(folder) / CORPUS_FILE).is_file():
+            return Path(folder)
+    return None
+
+
 @pytest.fixture(scope="session")
 def tiny_translation_data():
     """A toy French→English corpus (about 100 distinct sources of 1-4 words) split and
     vocabularised like the real one, for tests of code that measures translators."""
-    from seq2seq_lib.data import TranslationData
+    from seq2seq_lib.batches import TranslationData
 
     english = {"le": "the", "chat": "cat", "chien": "dog", "noir": "black", "dort": "sleeps",
                "mange": "eats", "un": "a", "petit": "small"}

@@ -1,4 +1,4 @@
-"""Chapter 11's ablation helpers and the shared recipes: choices on validation, files."""
+"""Chapter 11's ablation helpers: choices on validation, tables, results files."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ import json
 import pytest
 import torch
 
-from seq2seq_lib import ablation, recipes
+from seq2seq_lib import ablation
 from seq2seq_lib.device import Run
 
 QUICK = Run(torch.device("cpu"), "quick", 0)
-FULL = Run(torch.device("cpu"), "full", 0)
 
 
 def row(label, valid, test):
@@ -57,68 +56,14 @@ def test_read_results_rejects_other_json(tmp_path):
         ablation.read_results(bad)
 
 
-def test_variants_change_one_decision_each():
-    defaults = recipes.TRANSLATOR_DEFAULTS
-    for label, kw in ablation.VARIANTS.items():
-        changed = {k for k, v in {**defaults, **kw}.items() if v != defaults[k]}
-        # the attention (style and score together) or exactly one training decision
-        assert changed <= {"style", "score"} or len(changed) == 1, label
-
-
-def test_translator_config_names_its_variant():
-    config = recipes.translator_config(QUICK, "luong", "dot", reverse_source=True,
-                                       teacher_forcing="scheduled")
-    assert config["reverse_source"] is True and config["teacher_forcing"] == "scheduled"
-    assert recipes.translator_kwargs(config)["reverse_source"] is True
-    assert recipes.translator_config(FULL, "luong", "dot")["layers"] == 2
-    with pytest.raises(ValueError, match="teacher_forcing"):
-        recipes.translator_config(QUICK, "luong", "dot", teacher_forcing="sometimes")
-
-
-def test_scheduled_translator_falls_from_one_to_about_a_third():
-    schedule = recipes.scheduled_translator(1000)
-    assert schedule(0) > 0.99
-    assert 0.45 < schedule(850) < 0.55
-    assert 0.25 < schedule(1000) < 0.35
-    assert all(schedule(i) >= schedule(i + 1) for i in range(0, 1000, 50))
-
-
-def test_seq2seq_config_profiles():
-    class FakeData:
-        def summary(self):
-            return "fr-en"
-
-    quick = recipes.seq2seq_config(QUICK, FakeData())
-    full = recipes.seq2seq_config(FULL, FakeData())
-    assert (quick["layers"], quick["hidden"], quick["steps"]) == (2, 128, 1200)
-    assert (full["layers"], full["hidden"], full["steps"]) == (4, 1024, None)
-
-
-def test_export_spec_rebuilds_every_variant(tiny_translation_data, tmp_path):
-    from seq2seq_lib.translate import export_translator, load_translator
-
-    data = tiny_translation_data
-    for label in [*ablation.VARIANTS, ablation.SEQ2SEQ_LABEL]:
-        if label == ablation.SEQ2SEQ_LABEL:
-            model = recipes.build_seq2seq(recipes.seq2seq_config(QUICK, data), data)
-        else:
-            options = {**recipes.TRANSLATOR_DEFAULTS, **ablation.VARIANTS[label]}
-            _, _, build, _ = recipes._translator_job(QUICK, data, progress=False, **options)
-            model = build()
-        builder, kwargs = ablation.export_spec(QUICK, data, label)
-        path = export_translator(tmp_path / "t.pt", model, data.src_vocab, data.tgt_vocab,
-                                 builder=builder, kwargs=kwargs)
-        assert load_translator(path).model.reverse_source == model.reverse_source, label
-
-
 def test_rows_of_an_untrained_model_are_measured_on_the_right_splits(tiny_translation_data):
-    from seq2seq_lib.attention_seq2seq import attention_model
+    from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
     from seq2seq_lib.cache import Trained
 
     data = tiny_translation_data
     torch.manual_seed(0)
-    model = attention_model(len(data.src_vocab), len(data.tgt_vocab),
-                            embed_size=8, hidden_size=8)
+    model = TranslatorModel(TranslatorConfig(len(data.src_vocab), len(data.tgt_vocab),
+                                             embed_size=8, hidden_size=8))
     tokens = sum(len(t) + 1 for _, t in data.train)
     history = {"updates": 3, "tokens": 2 * tokens, "valid_step_loss": [], "valid_loss": [3.5]}
     row_ = ablation.variant_row("tiny", Trained(model, history, None, False), data)
@@ -127,10 +72,3 @@ def test_rows_of_an_untrained_model_are_measured_on_the_right_splits(tiny_transl
     beams = ablation.beam_rows(model, data, beam_sizes=(1, 2), alphas=(0.0, 1.0))
     assert [b.k for b in beams] == [1, 2] and beams[0].alpha == 0.0
     assert all(b.words_per_sentence >= 0 for b in beams)
-
-
-def test_translator_defaults_are_train_translators_defaults():
-    import inspect
-
-    params = inspect.signature(recipes.train_translator).parameters
-    assert {k: params[k].default for k in recipes.TRANSLATOR_DEFAULTS} == recipes.TRANSLATOR_DEFAULTS

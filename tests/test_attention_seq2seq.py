@@ -3,18 +3,26 @@
 import pytest
 import torch
 
-from seq2seq_lib.attention_seq2seq import attention_model, source_mask
-from seq2seq_lib.data import PAD_ID
-from seq2seq_lib.encoder_decoder import select_state
+from seq2seq_lib.attention_seq2seq import (
+    BahdanauDecoder,
+    TranslatorConfig,
+    TranslatorModel,
+    source_mask,
+)
+from seq2seq_lib.decoding import index_state
+from seq2seq_lib.vocab import PAD_ID
 
-CONFIGS = [("luong", "general", False), ("luong", "dot", True), ("luong", "concat", False),
-           ("bahdanau", "additive", False), ("bahdanau", "general", False), ("none", None, False)]
+CONFIGS = [("luong", "general", False, None), ("luong", "dot", True, None),
+           ("luong", "concat", False, None), ("bahdanau", "additive", False, None),
+           ("bahdanau", "general", False, None), ("bahdanau", "additive", False, False),
+           ("none", None, False, None)]
 
 
-def make(style, score, feeding, seed=0):
+def make(style, score, feeding, bidirectional=None, seed=0, **more):
     torch.manual_seed(seed)
-    return attention_model(30, 25, style=style, score=score, embed_size=8, hidden_size=12,
-                           input_feeding=feeding).eval()
+    return TranslatorModel(TranslatorConfig(30, 25, style=style, score=score, embed_size=8,
+                                            hidden_size=12, input_feeding=feeding,
+                                            bidirectional_encoder=bidirectional, **more)).eval()
 
 
 def batch(seed=1):
@@ -27,9 +35,9 @@ def batch(seed=1):
     return src, lengths, tgt_in
 
 
-@pytest.mark.parametrize("style, score, feeding", CONFIGS)
-def test_step_by_step_equals_teacher_forced(style, score, feeding):
-    model = make(style, score, feeding)
+@pytest.mark.parametrize("style, score, feeding, bidirectional", CONFIGS)
+def test_step_by_step_equals_teacher_forced(style, score, feeding, bidirectional):
+    model = make(style, score, feeding, bidirectional)
     src, lengths, tgt_in = batch()
     full = model(src, lengths, tgt_in)
     state = model.init_state(src, lengths)
@@ -40,9 +48,9 @@ def test_step_by_step_equals_teacher_forced(style, score, feeding):
     torch.testing.assert_close(torch.cat(steps, 1), full, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("style, score, feeding", CONFIGS)
-def test_padding_changes_nothing(style, score, feeding):
-    model = make(style, score, feeding)
+@pytest.mark.parametrize("style, score, feeding, bidirectional", CONFIGS)
+def test_padding_changes_nothing(style, score, feeding, bidirectional):
+    model = make(style, score, feeding, bidirectional)
     src, lengths, tgt_in = batch()
     full = model(src, lengths, tgt_in)
     alone = model(src[1:2, :2], lengths[1:2], tgt_in[1:2])  # sentence 1 without its padding
@@ -82,7 +90,7 @@ def test_states_are_batch_first_and_reorderable():
     src, lengths, tgt_in = batch()
     state = model.init_state(src, lengths)
     index = torch.tensor([2, 2, 0])
-    picked = select_state(state, index)
+    picked = index_state(state, index)
     log_probs, _ = model.step(tgt_in[index][:, :1], picked)
     direct, _ = model.step(tgt_in[:, :1], state)
     torch.testing.assert_close(log_probs, direct[index])
@@ -91,12 +99,64 @@ def test_states_are_batch_first_and_reorderable():
 def test_source_mask_and_errors():
     assert source_mask(torch.tensor([1, 3]), 3).tolist() == [[True, False, False], [True] * 3]
     with pytest.raises(ValueError, match="style"):
-        attention_model(5, 5, style="transformer")
+        TranslatorConfig(5, 5, style="transformer")
+    with pytest.raises(ValueError, match="score"):
+        TranslatorConfig(5, 5, score="cosine")
+    with pytest.raises(ValueError, match="no score"):
+        TranslatorConfig(5, 5, style="none", score="dot")
+    with pytest.raises(ValueError, match="bidirectional"):
+        TranslatorConfig(5, 5, style="luong", bidirectional_encoder=True)
+    with pytest.raises(ValueError, match="input feeding"):
+        TranslatorConfig(5, 5, style="bahdanau", input_feeding=True)
+
+
+def test_config_resolves_the_styles_own_choices():
+    luong, bahdanau = TranslatorConfig(5, 5), TranslatorConfig(5, 5, style="bahdanau")
+    assert (luong.score, luong.bidirectional_encoder) == ("general", False)
+    assert (bahdanau.score, bahdanau.bidirectional_encoder) == ("additive", True)
+    assert TranslatorConfig(5, 5, style="none").score is None
+    assert luong == TranslatorConfig(5, 5, style="luong", score="general",
+                                     bidirectional_encoder=False)
+    model = TranslatorModel(bahdanau)
+    assert model.config is bahdanau and model.encoder.rnn.bidirectional
+
+
+def test_bahdanau_reads_a_bidirectional_encoder_as_in_the_paper():
+    model = make("bahdanau", "additive", False)
+    assert model.config.bidirectional_encoder and model.encoder.bidirectional
+    src, lengths, tgt_in = batch()
+    enc_out, h = model.encoder(src, lengths)
+    assert enc_out.shape == (3, 6, 24)  # annotations [->h_s; <-h_s]
+    state = model.init_state(src, lengths)
+    torch.testing.assert_close(state["enc"], enc_out)
+    dec = model.decoder
+    # s_0 = tanh(W_init <-h_1): the backward RNN's final state, i.e. its output at position 1
+    torch.testing.assert_close(state["h"][:, 0], torch.tanh(dec.W_init(enc_out[:, 0, 12:])))
+    torch.testing.assert_close(state["h"][:, 0], torch.tanh(dec.W_init(h[1])))
+    # the first context is the attention-weighted sum of the annotations (size 2h)
+    _, new = dec(tgt_in[:, :1], state)
+    weights = new["attention"][:, 0]
+    scores = dec.score(state["h"][:, 0], enc_out)
+    torch.testing.assert_close(weights, torch.softmax(
+        scores.masked_fill(~state["mask"], float("-inf")), -1))
+    unidirectional = make("bahdanau", "additive", False, bidirectional=False)
+    assert not unidirectional.encoder.bidirectional and not hasattr(unidirectional.decoder, "W_init")
+    assert isinstance(unidirectional.decoder, BahdanauDecoder)
+
+
+def test_two_layer_bahdanau_starts_each_layer_from_its_backward_state():
+    model = make("bahdanau", "additive", False, num_layers=2)
+    src, lengths, _ = batch()
+    _, h = model.encoder(src, lengths)  # (2 layers x 2 directions, N, h)
+    state = model.init_state(src, lengths)
+    expected = torch.tanh(model.decoder.W_init(h.view(2, 2, 3, 12)[:, 1])).transpose(0, 1)
+    torch.testing.assert_close(state["h"], expected)
 
 
 def test_a_tiny_attention_model_learns_to_copy():
     torch.manual_seed(0)
-    model = attention_model(12, 12, style="luong", score="dot", embed_size=16, hidden_size=32)
+    model = TranslatorModel(TranslatorConfig(12, 12, style="luong", score="dot", embed_size=16,
+                                             hidden_size=32))
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     g = torch.Generator().manual_seed(0)
     for _ in range(150):

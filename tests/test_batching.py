@@ -6,8 +6,9 @@ import random
 
 import pytest
 
+from seq2seq_lib.batches import TranslationDataset, make_loader
 from seq2seq_lib.batching import BucketBatchSampler, bucket_loader
-from seq2seq_lib.data import TranslationDataset, Vocab, make_loader
+from seq2seq_lib.vocab import Vocab
 
 
 def _lengths(n=1000, seed=0):

@@ -1,12 +1,16 @@
 """The train-or-load cache: trains once, loads afterwards, keyed by config and code."""
 
 import pickle
+import shutil
+from dataclasses import dataclass
 
 import pytest
 import torch
 from torch import nn
 
-from seq2seq_lib import cache
+from seq2seq_lib import cache, chapters, training
+from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
+from seq2seq_lib.training import TrainConfig
 
 
 def build():
@@ -53,14 +57,84 @@ def test_key_depends_on_config_and_training_code(tmp_path):
 
 def test_key_depends_on_library_code(monkeypatch):
     train = make_train([])
-    k1 = cache.cache_key("m", {"h": 2}, train)
-    monkeypatch.setattr(cache, "library_fingerprint", lambda: "changed")
-    assert cache.cache_key("m", {"h": 2}, train) != k1
+    k1 = cache.cache_key("m", {"h": 2}, build, train)
+    monkeypatch.setattr(cache, "library_fingerprint", lambda modules=None: "changed")
+    assert cache.cache_key("m", {"h": 2}, build, train) != k1
+
+
+def build_seq2seq():
+    torch.manual_seed(0)
+    return Seq2SeqModel(Seq2SeqConfig(10, 10, embed_size=4, hidden_size=4, num_layers=1))
+
+
+def fit_seq2seq(model):
+    return training.train(model, [], TrainConfig(epochs=0))
+
+
+def test_the_library_code_of_a_model_is_what_builds_and_trains_it():
+    modules = cache.model_modules(build_seq2seq, fit_seq2seq)
+    assert {"seq2seq", "encoder_decoder", "training", "batches", "vocab", "numerics"} <= modules
+    assert not modules & {"bleu", "beam", "attention", "translate", "tasks", "ablation"}
+    assert modules == chapters.import_closure(modules)
+    # a notebook's code: found through the functions, classes and modules it names
+    assert cache.model_modules(lambda: nn.Linear(2, 2), lambda m: {}) == (
+        chapters.import_closure({"numerics"}))
+    assert "tasks" in cache.model_modules(lambda: None, lambda m: training_task(m))
+    assert "bleu" in cache.model_modules(Helper, lambda m: {})
+
+
+def training_task(model):
+    from seq2seq_lib import tasks
+
+    return tasks.train_sequence_model
+
+
+class Helper(nn.Module):
+    def forward(self, x):
+        return _uses_bleu(x)
+
+
+def _uses_bleu(x):
+    from seq2seq_lib import bleu
+
+    return bleu
+
+
+def test_key_changes_with_the_sources_inside_its_closure_only(tmp_path, monkeypatch):
+    copy = tmp_path / "seq2seq_lib"
+    shutil.copytree(chapters.ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache, "LIBRARY_ROOT", copy)
+    config = {"model": Seq2SeqConfig(10, 10), "train": TrainConfig()}
+    key = cache.cache_key("m", config, build_seq2seq, fit_seq2seq)
+    with open(copy / "bleu.py", "a", encoding="utf-8") as f:  # outside the closure
+        f.write("\n# a comment\n")
+    assert cache.cache_key("m", config, build_seq2seq, fit_seq2seq) == key
+    with open(copy / "encoder_decoder.py", "a", encoding="utf-8") as f:  # inside it
+        f.write("\n# a comment\n")
+    assert cache.cache_key("m", config, build_seq2seq, fit_seq2seq) != key
+
+
+@dataclass(frozen=True)
+class Sizes:
+    hidden: int = 3
+
+
+def test_config_is_canonical_json_and_dataclasses_are_part_of_it(tmp_path):
+    train = make_train([])
+    key = cache.cache_key("m", {"a": 1, "b": [Sizes()]}, build, train)
+    assert cache.cache_key("m", {"b": (Sizes(),), "a": 1}, build, train) == key  # order, tuples
+    assert cache.cache_key("m", {"a": 1, "b": [Sizes(4)]}, build, train) != key
+    assert cache.cache_key("m", {"a": 1, "b": [{"hidden": 3}]}, build, train) != key  # the class
+    trained = cache.train_or_load("m", {"s": Sizes()}, build, train, directory=tmp_path)
+    saved = cache.load_checkpoint(trained.path)["config"]
+    assert saved == {"s": {"dataclass": "Sizes", "hidden": 3}}
 
 
 def test_config_must_be_json(tmp_path):
     with pytest.raises(TypeError, match="JSON"):
         cache.train_or_load("m", {"f": object()}, build, make_train([]), directory=tmp_path)
+    with pytest.raises(TypeError, match="JSON"):
+        cache.cache_key("m", TrainConfig(teacher_forcing=lambda i: 1.0), build, make_train([]))
 
 
 def test_env_variable_sets_the_folder(tmp_path, monkeypatch):
@@ -113,8 +187,8 @@ def test_cache_path_is_the_file_train_or_load_writes(tmp_path):
     def train(model):
         return {"loss": [1.0]}
 
-    expected = cache.cache_path("m", {"h": 2}, train, directory=tmp_path)
+    expected = cache.cache_path("m", {"h": 2}, build, train, directory=tmp_path)
     assert not expected.exists()
     trained = cache.train_or_load("m", {"h": 2}, build, train, directory=tmp_path)
     assert trained.path == expected and expected.exists()
-    assert cache.cache_path("m", {"h": 3}, train, directory=tmp_path) != expected
+    assert cache.cache_path("m", {"h": 3}, build, train, directory=tmp_path) != expected

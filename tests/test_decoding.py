@@ -1,4 +1,5 @@
-"""Tests for seq2seq_lib.decoding: greedy, beam and exhaustive search."""
+"""Tests for seq2seq_lib.decoding (step interface, greedy search) and seq2seq_lib.beam (beam and
+exhaustive search, the worked examples): the searches are checked against each other."""
 
 from __future__ import annotations
 
@@ -11,17 +12,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seq2seq_lib import decoding
-from seq2seq_lib.decoding import (
-    TableStep,
+from seq2seq_lib import beam
+from seq2seq_lib.beam import (
     beam_candidates,
     beam_search,
     exhaustive_search,
-    greedy_search,
-    index_state,
     seed_beam_example,
     seed_greedy_example,
 )
+from seq2seq_lib.decoding import TableStep, greedy_search, index_state
 from seq2seq_lib.exercises.decoding import check_beam_step
 
 PROPERTY = settings(max_examples=60, deadline=None, derandomize=True, database=None)
@@ -259,6 +258,21 @@ def test_greedy_stops_each_sentence_at_eos():
     assert math.exp(res.best[1].log_prob) == pytest.approx(0.9 * 0.8)
 
 
+def test_greedy_calls_on_step_with_every_new_state():
+    tables = [TableStep(["a", "<eos>"], {(): [0.1, 0.9]}, default=[0.9, 0.1]),
+              TableStep(["a", "<eos>"], {(): [0.9, 0.1], ("a",): [0.2, 0.8]}, default=[0.5, 0.5])]
+
+    def step(prefix, state):
+        log_probs, _ = MultiTableStep(tables)(prefix, state[0])
+        return log_probs, (state[0], state[1] + 1)
+
+    seen = []
+    res = greedy_search(step, (torch.arange(2), torch.zeros(2)), 2, 2, 1, 10,
+                        on_step=lambda state: seen.append(state[1].tolist()))
+    assert seen == [[1.0, 1.0], [2.0, 2.0]] and res.stats.step_calls == 2
+    assert [h.score for h in res.best] == [h.log_prob for h in res.best]  # greedy: score = log P
+
+
 # --------------------------------------------------------------------------- real model state
 
 
@@ -340,17 +354,17 @@ def test_table_step_validation():
 
 
 def test_length_normalized_score():
-    assert decoding.length_normalized_score(-4.0, 4, 0.5) == pytest.approx(-2.0)
-    assert decoding.length_normalized_score(-4.0, 4, 0.0) == -4.0
+    assert beam.length_normalized_score(-4.0, 4, 0.5) == pytest.approx(-2.0)
+    assert beam.length_normalized_score(-4.0, 4, 0.0) == -4.0
     with pytest.raises(ValueError):
-        decoding.length_normalized_score(-1.0, 0, 1.0)
+        beam.length_normalized_score(-1.0, 0, 1.0)
 
 
 # --------------------------------------------------------------------------- exercise checker
 
 
 def test_check_beam_step_accepts_reference(capsys):
-    check_beam_step(decoding.beam_step)
+    check_beam_step(beam.beam_step)
     assert "all checks passed" in capsys.readouterr().out
 
 
@@ -384,7 +398,7 @@ def _wrong_unravel(scores, log_probs):
 
 
 def _unsorted(scores, log_probs):
-    s, b, t = decoding.beam_step(scores, log_probs)
+    s, b, t = beam.beam_step(scores, log_probs)
     return s.flip(1), b.flip(1), t.flip(1)
 
 

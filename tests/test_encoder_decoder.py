@@ -5,17 +5,22 @@ from __future__ import annotations
 import pytest
 import torch
 
-from seq2seq_lib.data import BOS_ID, EOS_ID, PAD_ID, collate
+from seq2seq_lib.batches import collate
 from seq2seq_lib.encoder_decoder import (
+    ChoConfig,
     ChoDecoder,
+    ChoModel,
     EncoderDecoder,
     GRUEncoder,
     LSTMEncoder,
     RNNEncoder,
-    cho_model,
     greedy_decode,
-    select_state,
 )
+from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID
+
+
+def cho_model(src: int, tgt: int, **sizes) -> ChoModel:
+    return ChoModel(ChoConfig(src, tgt, **sizes))
 
 
 def _sentence(seed: int, n: int, vocab: int = 20) -> list[int]:
@@ -124,11 +129,30 @@ def test_score_is_the_sum_of_token_log_probs():
     assert total_p.item() < 1.0
 
 
-def test_select_state_reorders_rows():
-    state = {"h": torch.arange(6.0).reshape(3, 1, 2), "c": torch.arange(3.0)[:, None]}
-    out = select_state(state, torch.tensor([2, 0, 0]))
-    assert out["c"].squeeze(1).tolist() == [2.0, 0.0, 0.0]
-    assert out["h"].shape == (3, 1, 2)
+def test_the_model_keeps_its_config_and_builds_the_documented_parts():
+    config = ChoConfig(20, 15, embed_size=6, hidden_size=10, reverse_source=True)
+    model = ChoModel(config)
+    assert model.config is config and ChoModel.config_class is ChoConfig
+    assert model.reverse_source and isinstance(model.decoder, ChoDecoder)
+    assert model.encoder.rnn.hidden_size == 10 and model.decoder.embedding.embedding_dim == 6
+    assert ChoConfig(20, 15) == ChoConfig(20, 15, embed_size=64, hidden_size=128)
+    with pytest.raises(AttributeError):
+        config.hidden_size = 3  # frozen
+
+
+def test_bidirectional_encoder_concatenates_both_directions():
+    torch.manual_seed(0)
+    enc = RNNEncoder(20, 8, 16, num_layers=2, bidirectional=True).eval()
+    s = _sentence(1, 4)
+    src = torch.tensor([s + [PAD_ID] * 2, _sentence(2, 6)])
+    outputs, h = enc(src, torch.tensor([len(s), 7]))
+    assert outputs.shape == (2, 7, 32) and h.shape == (4, 2, 16)
+    assert torch.all(outputs[0, len(s):] == 0)
+    forward, backward = outputs[..., :16], outputs[..., 16:]
+    torch.testing.assert_close(forward[0, len(s) - 1], h[2, 0])  # top layer, forward: ->h_S
+    torch.testing.assert_close(backward[0, 0], h[3, 0])  # top layer, backward: <-h_1
+    _, alone = enc(torch.tensor([s]), torch.tensor([len(s)]))
+    torch.testing.assert_close(h[:, :1], alone, rtol=1e-6, atol=1e-6)  # padding changes nothing
 
 
 class _Scripted(EncoderDecoder):

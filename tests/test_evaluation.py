@@ -6,10 +6,10 @@ import pytest
 import sacrebleu
 import torch
 
-from seq2seq_lib.data import EOS_ID, Vocab
-from seq2seq_lib.encoder_decoder import EncoderDecoder, cho_model
+from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel, EncoderDecoder
 from seq2seq_lib.evaluation import bleu, score_pairs, translate
-from seq2seq_lib.seq2seq import sutskever_model
+from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
+from seq2seq_lib.vocab import EOS_ID, Vocab
 
 SRC = Vocab.build([["a", "b", "c", "d"]])
 TGT = Vocab.build([["w", "x", "y", "z", ",", "."]])
@@ -20,7 +20,7 @@ class Echo(EncoderDecoder):
 
     def __init__(self, reverse_source: bool = False):
         torch.manual_seed(0)
-        base = cho_model(len(SRC), len(TGT), embed_size=2, hidden_size=2)
+        base = ChoModel(ChoConfig(len(SRC), len(TGT), embed_size=2, hidden_size=2))
         super().__init__(base.encoder, base.decoder, reverse_source=reverse_source)
         self.seen: list[list[int]] = []
 
@@ -88,7 +88,8 @@ def test_bleu_limit_is_a_seeded_sample():
 
 def test_score_pairs_matches_model_score_and_ranks():
     torch.manual_seed(0)
-    model = sutskever_model(len(SRC), len(TGT), embed_size=4, hidden_size=8, num_layers=1)
+    model = Seq2SeqModel(Seq2SeqConfig(len(SRC), len(TGT), embed_size=4, hidden_size=8,
+                                       num_layers=1))
     model.train()
     scores = score_pairs(model, [["a", "b"], ["a", "b"], ["c"]], [["w", "x"], [], ["y"]],
                          SRC, TGT)

@@ -5,8 +5,20 @@ from __future__ import annotations
 import pytest
 import torch
 
-from seq2seq_lib.data import EOS_ID, collate
-from seq2seq_lib.seq2seq import LSTMDecoder, sutskever_model
+from seq2seq_lib.batches import collate
+from seq2seq_lib.device import Run
+from seq2seq_lib.seq2seq import (
+    LSTMDecoder,
+    Seq2SeqConfig,
+    Seq2SeqModel,
+    build_seq2seq,
+    seq2seq_recipe,
+)
+from seq2seq_lib.vocab import EOS_ID
+
+
+def sutskever_model(src: int, tgt: int, **sizes) -> Seq2SeqModel:
+    return Seq2SeqModel(Seq2SeqConfig(src, tgt, **sizes))
 
 
 def _batch(reverse: bool):
@@ -47,7 +59,25 @@ def test_reversal_changes_what_the_encoder_reads():
 
 def test_bad_arguments():
     with pytest.raises(ValueError, match="num_layers"):
-        sutskever_model(12, 9, num_layers=0)
+        Seq2SeqConfig(12, 9, num_layers=0)
     dec = LSTMDecoder(9, 4, 6)
     with pytest.raises(TypeError, match="LSTM"):
         dec.init_state(torch.zeros(1, 2, 6), torch.zeros(1, 1, 6), torch.tensor([2]))
+
+
+def test_the_recipe_sizes_and_budgets_of_both_profiles(tiny_translation_data):
+    data = tiny_translation_data
+    quick, quick_train = seq2seq_recipe(Run(torch.device("cpu"), "quick", 0), data)
+    full, full_train = seq2seq_recipe(Run(torch.device("cpu"), "full", 0), data)
+    assert (quick.num_layers, quick.hidden_size, quick_train.steps) == (2, 128, 1200)
+    assert (full.num_layers, full.hidden_size, full_train.steps) == (4, 1024, None)
+    assert quick.reverse_source and quick.src_vocab_size == len(data.src_vocab)
+    assert quick_train.valid_pairs == 1000 and quick_train.valid_every == 100
+
+
+def test_build_is_seeded_and_keeps_the_config():
+    config = Seq2SeqConfig(12, 9, embed_size=4, hidden_size=6, num_layers=2)
+    a, b = build_seq2seq(config), build_seq2seq(config)
+    assert a.config is config
+    for (name, x), y in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
+        assert torch.equal(x, y), name

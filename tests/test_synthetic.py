@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from seq2seq_lib import synthetic as S
-from seq2seq_lib.data import SPLITS, collate
+from seq2seq_lib.batches import SPLITS, collate
 
 # An independent reading of the English dates (not using the module's tables).
 ORDINALS = (

@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
 
+from seq2seq_lib.batches import TranslationDataset, make_loader
 from seq2seq_lib.batching import bucket_loader
-from seq2seq_lib.data import TranslationDataset, make_loader
-from seq2seq_lib.encoder_decoder import cho_model
+from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
 from seq2seq_lib.evaluation import bleu, position_accuracy, translate
-from seq2seq_lib.seq2seq import sutskever_model
+from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
 from seq2seq_lib.synthetic import reversal_data
-from seq2seq_lib.training import evaluate_loss, make_optimizer, scheduled_sampling, train
+from seq2seq_lib.training import (
+    Schedule,
+    TrainConfig,
+    evaluate_loss,
+    fit,
+    make_optimizer,
+    scheduled_sampling,
+    train,
+)
+
+
+def cho_model(src: int, tgt: int, **sizes) -> ChoModel:
+    return ChoModel(ChoConfig(src, tgt, **sizes))
 
 
 def test_scheduled_sampling_values():
@@ -33,6 +46,23 @@ def test_scheduled_sampling_values():
             scheduled_sampling(1, **bad)
     with pytest.raises(ValueError, match="step"):
         scheduled_sampling(-1)
+
+
+def test_schedule_is_scheduled_sampling_as_data():
+    schedule = Schedule("inverse_sigmoid", k=50)
+    assert [schedule(i) for i in (0, 100, 900)] == [
+        scheduled_sampling(i, "inverse_sigmoid", k=50) for i in (0, 100, 900)]
+    assert Schedule("linear", k=1.0, c=0.01, eps_min=0.1)(500) == pytest.approx(0.1)
+    with pytest.raises(ValueError):
+        Schedule("exponential", k=2.0)
+
+
+def test_train_config_checks_its_values():
+    assert TrainConfig() == TrainConfig(lr=1e-3, batch_size=64, epochs=1, steps=None, clip=1.0)
+    for bad in (dict(epochs=-1), dict(log_every=0), dict(valid_every=0), dict(batch_size=0),
+                dict(teacher_forcing=1.5)):
+        with pytest.raises(ValueError):
+            TrainConfig(**bad)
 
 
 def test_optimizer_is_adam():
@@ -55,7 +85,8 @@ def _loader(data, which="train"):
 def test_tiny_model_overfits_tiny_dataset(tiny):
     torch.manual_seed(0)
     model = cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=16, hidden_size=64)
-    hist = train(model, _loader(tiny), epochs=150, lr=1e-2, progress=False, log_every=4)
+    hist = train(model, _loader(tiny), TrainConfig(epochs=150, lr=1e-2, log_every=4),
+                 progress=False)
     assert hist["epoch_loss"][-1] < 0.05 < hist["epoch_loss"][0]
     assert all(isinstance(x, float) for x in hist["step_loss"] + hist["epoch_loss"])
     out = translate(model, [s for s, _ in tiny.train], tiny.src_vocab, tiny.tgt_vocab)
@@ -68,8 +99,8 @@ def test_tiny_model_overfits_tiny_dataset(tiny):
 def test_checkpoint_resume_gives_identical_training(tiny, tmp_path, bucketed):
     def fresh():
         torch.manual_seed(0)
-        return sutskever_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=8,
-                               hidden_size=16, num_layers=2, dropout=0.2)
+        return Seq2SeqModel(Seq2SeqConfig(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=8,
+                                          hidden_size=16, num_layers=2, dropout=0.2))
 
     def loader():
         if bucketed:
@@ -77,16 +108,16 @@ def test_checkpoint_resume_gives_identical_training(tiny, tmp_path, bucketed):
             return bucket_loader(ds, 16, pool=2, seed=5)
         return _loader(tiny)
 
-    kw = dict(lr=3e-3, progress=False, log_every=2, teacher_forcing=0.5)
+    config = TrainConfig(lr=3e-3, log_every=2, teacher_forcing=0.5, epochs=4)
     straight = fresh()
-    h_straight = train(straight, loader(), epochs=4, **kw)
+    h_straight = train(straight, loader(), config, progress=False)
 
     ckpt = tmp_path / "run.pt"
     part = fresh()
-    train(part, loader(), epochs=2, checkpoint=ckpt, **kw)
+    train(part, loader(), replace(config, epochs=2), checkpoint=ckpt, progress=False)
     resumed = fresh()  # a new process: fresh weights, loaded from the checkpoint
     torch.manual_seed(123)  # the global RNG state must not matter
-    h_resumed = train(resumed, loader(), epochs=4, checkpoint=ckpt, **kw)
+    h_resumed = train(resumed, loader(), config, checkpoint=ckpt, progress=False)
     assert h_resumed == h_straight
     for a, b in zip(straight.state_dict().values(), resumed.state_dict().values(), strict=True):
         assert torch.equal(a, b)
@@ -98,8 +129,9 @@ def test_teacher_forcing_changes_training_and_free_running_is_harder(tiny):
     def run(ratio):
         torch.manual_seed(0)
         model = cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=8, hidden_size=16)
-        h = train(model, _loader(tiny), epochs=3, lr=1e-2, progress=False,
-                  teacher_forcing=ratio, log_every=1)
+        h = train(model, _loader(tiny),
+                  TrainConfig(epochs=3, lr=1e-2, teacher_forcing=ratio, log_every=1),
+                  progress=False)
         return model, h
 
     m1, h1 = run(1.0)
@@ -125,21 +157,41 @@ def test_schedule_is_called_with_the_update_count(tiny):
 
     torch.manual_seed(0)
     model = cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8)
-    h = train(model, _loader(tiny), epochs=2, progress=False, teacher_forcing=schedule,
-              max_steps=5)
+    h = train(model, _loader(tiny), TrainConfig(epochs=2, teacher_forcing=schedule, steps=5),
+              progress=False)
     assert seen == [0, 1, 2, 3, 4] and h["updates"] == 5
     with pytest.raises(ValueError, match="teacher_forcing"):
-        train(model, _loader(tiny), epochs=1, progress=False, teacher_forcing=2.0)
+        TrainConfig(teacher_forcing=2.0)
 
 
 def test_valid_every_records_a_validation_curve(tiny):
     torch.manual_seed(0)
     model = cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8)
     valid = _loader(tiny, "valid")
-    h = train(model, _loader(tiny), epochs=3, progress=False, valid_loader=valid,
-              valid_every=2)
+    h = train(model, _loader(tiny), TrainConfig(epochs=3, valid_every=2), valid_loader=valid,
+              progress=False)
     assert h["valid_step"] == [2, 4, 6, 8, 10, 12]
     assert h["valid_step_loss"][-1] == pytest.approx(h["valid_loss"][-1])
     assert h["valid_step_loss"][-1] == pytest.approx(evaluate_loss(model, valid))
     with pytest.raises(ValueError, match="valid_every"):
-        train(model, _loader(tiny), epochs=1, progress=False, valid_every=2)
+        train(model, _loader(tiny), TrainConfig(valid_every=2), progress=False)
+
+
+def test_fit_is_train_over_bucketed_batches_with_a_validation_sample(tiny):
+    config = TrainConfig(batch_size=8, epochs=2, lr=1e-2, log_every=1, valid_every=3,
+                         valid_pairs=4, valid_batch_size=3)
+
+    def fresh(reverse):
+        torch.manual_seed(0)
+        return cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8,
+                         reverse_source=reverse)
+
+    for reverse in (False, True):
+        model = fresh(reverse)
+        history = fit(model, tiny, config, progress=False)
+        by_hand = fresh(reverse)
+        loader = bucket_loader(tiny.dataset("train"), 8, reverse_source=reverse)
+        valid = bucket_loader(TranslationDataset(tiny.valid[:4], tiny.src_vocab, tiny.tgt_vocab),
+                              3, shuffle=False, reverse_source=reverse)
+        assert history == train(by_hand, loader, config, valid_loader=valid, progress=False)
+        assert history["valid_step"] and history["updates"] == 2 * len(loader)

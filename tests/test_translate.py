@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import subprocess
@@ -12,52 +13,58 @@ import pytest
 import torch
 from torch import nn
 
-from seq2seq_lib import cache, translate
-from seq2seq_lib.attention_seq2seq import attention_model
-from seq2seq_lib.data import Vocab, detokenize, tokenize
-from seq2seq_lib.decoding import beam_decoder
-from seq2seq_lib.encoder_decoder import greedy_decode
-from seq2seq_lib.evaluation import translate as translate_tokens
-from seq2seq_lib.seq2seq import sutskever_model
-from seq2seq_lib.translate import (
+from seq2seq_lib import cache, checkpoint
+from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
+from seq2seq_lib.beam import beam_decoder
+from seq2seq_lib.checkpoint import (
     FORMAT,
+    MODELS,
     CheckpointError,
     CheckpointNotFoundError,
     IncompatibleCheckpointError,
     NotATranslatorError,
-    Translator,
     export_translator,
-    load_translator,
-    main,
+    read_translator,
 )
+from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel, greedy_decode
+from seq2seq_lib.evaluation import translate as translate_tokens
+from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
+from seq2seq_lib.translate import Translator, load_translator, main
+from seq2seq_lib.vocab import Vocab, detokenize, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = Vocab.build([["je", "suis", "content", ".", "tu", "es", "triste", "!", "il", "a", "faim"]])
 TGT = Vocab.build([["i", "am", "happy", ".", "you", "are", "sad", "!", "he", "is", "hungry"]])
 SENTENCES = ["Je suis content.", "Tu es triste !", "il a faim", "Je suis inconnu ?"]
 
-BUILDS = {
-    "attention_model": {"style": "luong", "embed_size": 8, "hidden_size": 12},
-    "sutskever_model": {"embed_size": 8, "hidden_size": 12, "num_layers": 2},  # reversed source
+CONFIGS = {
+    "TranslatorModel": TranslatorConfig(len(SRC), len(TGT), style="luong", embed_size=8,
+                                        hidden_size=12),
+    "Bahdanau": TranslatorConfig(len(SRC), len(TGT), style="bahdanau", embed_size=8,
+                                 hidden_size=12),  # bidirectional encoder
+    "Seq2SeqModel": Seq2SeqConfig(len(SRC), len(TGT), embed_size=8, hidden_size=12,
+                                  num_layers=2),  # reversed source
+    "ChoModel": ChoConfig(len(SRC), len(TGT), embed_size=8, hidden_size=12),
 }
-KEYS = {"format", "builder", "kwargs", "src_vocab", "tgt_vocab", "src_lang", "tgt_lang",
+CLASSES = {TranslatorConfig: TranslatorModel, Seq2SeqConfig: Seq2SeqModel, ChoConfig: ChoModel}
+KEYS = {"format", "model", "config", "src_vocab", "tgt_vocab", "src_lang", "tgt_lang",
         "lowercase", "state_dict", "metadata", "torch_version", "seq2seq_lib_version"}
 
 
-def make_model(builder: str) -> nn.Module:
+def make_model(kind: str = "TranslatorModel") -> nn.Module:
     """A tiny untrained model with large random weights, so outputs vary and some stop early."""
     torch.manual_seed(1)
-    fn = {"attention_model": attention_model, "sutskever_model": sutskever_model}[builder]
-    model = fn(len(SRC), len(TGT), **BUILDS[builder])
+    config = CONFIGS[kind]
+    model = CLASSES[type(config)](config)
     with torch.no_grad():
         for p in model.parameters():
             p.mul_(4.0)
     return model
 
 
-def export(tmp_path: Path, builder: str = "attention_model", name: str = "translator.pt") -> Path:
+def export(tmp_path: Path, kind: str = "TranslatorModel", name: str = "translator.pt") -> Path:
     return export_translator(
-        tmp_path / name, make_model(builder), SRC, TGT, builder=builder, kwargs=BUILDS[builder],
+        tmp_path / name, make_model(kind), SRC, TGT,
         metadata={"bleu": 12.5, "config": {"epochs": 1}},
     )
 
@@ -71,13 +78,16 @@ def run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, 
 # --------------------------------------------------------------------------- round trip
 
 
-@pytest.mark.parametrize("builder", sorted(BUILDS))
-def test_round_trip_translates_exactly_like_the_original_model(tmp_path, builder):
-    model = make_model(builder)
-    path = export_translator(tmp_path / "t.pt", model, SRC, TGT, builder=builder,
-                             kwargs=BUILDS[builder], metadata={"bleu": 12.5})
+@pytest.mark.parametrize("kind", sorted(CONFIGS))
+def test_round_trip_translates_exactly_like_the_original_model(tmp_path, kind):
+    model = make_model(kind)
+    path = export_translator(tmp_path / "t.pt", model, SRC, TGT, metadata={"bleu": 12.5})
     loaded = load_translator(path)
     assert isinstance(loaded, Translator) and not loaded.model.training
+    assert type(loaded.model) is type(model) and loaded.model.config == model.config
+    for (name, a), b in zip(model.state_dict().items(), loaded.model.state_dict().values(),
+                            strict=True):
+        assert torch.equal(a, b), name
     assert loaded.src_vocab == SRC and loaded.tgt_vocab == TGT
     assert (loaded.src_lang, loaded.tgt_lang, loaded.lowercase) == ("fr", "en", True)
     assert loaded.metadata == {"bleu": 12.5}
@@ -93,8 +103,10 @@ def test_checkpoint_is_plain_data_and_loads_with_weights_only(tmp_path):
     path = export(tmp_path)
     ckpt = torch.load(path, weights_only=True)
     assert set(ckpt) == KEYS
-    assert ckpt["format"] == FORMAT == "seq2seq-course-translator/1"
-    assert ckpt["builder"] == "attention_model" and ckpt["kwargs"] == BUILDS["attention_model"]
+    assert ckpt["format"] == FORMAT == "seq2seq-course-translator/2"
+    assert ckpt["model"] == "TranslatorModel" and MODELS["TranslatorModel"] is TranslatorModel
+    assert ckpt["config"] == dataclasses.asdict(CONFIGS["TranslatorModel"])
+    assert ckpt["config"]["score"] == "general"  # resolved, not None
     assert ckpt["src_vocab"] == SRC.itos and all(type(t) is str for t in ckpt["tgt_vocab"])
     assert ckpt["metadata"] == {"bleu": 12.5, "config": {"epochs": 1}}
     assert all(v.device.type == "cpu" for v in ckpt["state_dict"].values())
@@ -103,24 +115,22 @@ def test_checkpoint_is_plain_data_and_loads_with_weights_only(tmp_path):
 
 
 def test_languages_and_case_are_stored(tmp_path):
-    model = make_model("attention_model")  # both vocabularies have 15 tokens: swap them
-    path = export_translator(tmp_path / "t.pt", model, TGT, SRC, builder="attention_model",
-                             kwargs=BUILDS["attention_model"], src_lang="en", tgt_lang="fr",
+    model = make_model()  # both vocabularies have 15 tokens: swap them
+    path = export_translator(tmp_path / "t.pt", model, TGT, SRC, src_lang="en", tgt_lang="fr",
                              lowercase=False)
     loaded = load_translator(path)
     assert (loaded.src_lang, loaded.tgt_lang, loaded.lowercase) == ("en", "fr", False)
     assert loaded.src_vocab == TGT and loaded.metadata == {}
     with pytest.raises(ValueError, match="tgt_lang"):
-        export_translator(tmp_path / "t.pt", model, TGT, SRC, builder="attention_model",
-                          kwargs=BUILDS["attention_model"], tgt_lang="de")
+        export_translator(tmp_path / "t.pt", model, TGT, SRC, tgt_lang="de")
 
 
 def test_export_and_load_leave_the_global_random_state_alone(tmp_path):
-    model = make_model("attention_model")
+    model = make_model()
     torch.manual_seed(123)
-    export_translator(tmp_path / "t.pt", model, SRC, TGT, builder="attention_model",
-                      kwargs=BUILDS["attention_model"])
+    export_translator(tmp_path / "t.pt", model, SRC, TGT)
     load_translator(tmp_path / "t.pt")
+    read_translator(tmp_path / "t.pt")
     after = torch.rand(3)
     torch.manual_seed(123)
     assert torch.equal(after, torch.rand(3))
@@ -145,24 +155,24 @@ def test_translate_validates_its_options(tmp_path):
 # --------------------------------------------------------------------------- export checks
 
 
-def test_export_rejects_kwargs_that_do_not_rebuild_the_model(tmp_path):
-    model = make_model("attention_model")
-    wrong = {**BUILDS["attention_model"], "hidden_size": 16}
-    with pytest.raises(ValueError, match=r"encoder\.rnn\.weight_ih_l0.*\(36, 8\).*\(48, 8\)"):
-        export_translator(tmp_path / "t.pt", model, SRC, TGT, builder="attention_model",
-                          kwargs=wrong)
-    with pytest.raises(ValueError, match="unexpected keyword argument"):
-        export_translator(tmp_path / "t.pt", model, SRC, TGT, builder="attention_model",
-                          kwargs={**BUILDS["attention_model"], "colour": "red"})
-    with pytest.raises(ValueError, match="unknown builder"):
-        export_translator(tmp_path / "t.pt", model, SRC, TGT, builder="cho_model", kwargs={})
-    with pytest.raises(ValueError, match="reverse_source"):  # same weights, different model
-        export_translator(tmp_path / "t.pt", make_model("sutskever_model"), SRC, TGT,
-                          builder="sutskever_model",
-                          kwargs={**BUILDS["sutskever_model"], "reverse_source": False})
+def test_export_rejects_what_a_checkpoint_cannot_rebuild(tmp_path):
+    model = make_model()
+    bigger = Vocab.build([[*SRC.itos[4:], "encore"]])
+    with pytest.raises(ValueError, match="src_vocab has 16 tokens.*src_vocab_size=15"):
+        export_translator(tmp_path / "t.pt", model, bigger, TGT)
+    with pytest.raises(ValueError, match="cannot export a Linear"):
+        export_translator(tmp_path / "t.pt", nn.Linear(2, 2), SRC, TGT)
+
+    class Custom(TranslatorModel):
+        pass
+
+    with pytest.raises(ValueError, match="cannot export a Custom"):
+        export_translator(tmp_path / "t.pt", Custom(CONFIGS["TranslatorModel"]), SRC, TGT)
+    model.config = {"style": "luong"}
+    with pytest.raises(ValueError, match="config must be a TranslatorConfig"):
+        export_translator(tmp_path / "t.pt", model, SRC, TGT)
     with pytest.raises(ValueError, match="JSON-like"):
-        export_translator(tmp_path / "t.pt", model, SRC, TGT, builder="attention_model",
-                          kwargs=BUILDS["attention_model"], metadata={"model": model})
+        export_translator(tmp_path / "t.pt", make_model(), SRC, TGT, metadata={"model": model})
     assert not (tmp_path / "t.pt").exists()
 
 
@@ -178,7 +188,7 @@ def test_main_translates_sentence_arguments(tmp_path, capsys):
 
 
 def test_main_reads_one_sentence_per_line_from_stdin(tmp_path, capsys, monkeypatch):
-    path = export(tmp_path, "sutskever_model")
+    path = export(tmp_path, "Seq2SeqModel")
     monkeypatch.setattr(sys, "stdin", io.StringIO("Je suis content.\n\nil a faim\r\n"))
     code, out, err = run_main([path, "--max-len", "5", "--device", "cpu"], capsys)
     lines = out.split("\n")
@@ -254,6 +264,16 @@ def _random_bytes(tmp_path: Path) -> Path:
     return path
 
 
+def _version_1(tmp_path: Path) -> Path:
+    """A checkpoint as format version 1 wrote it: a builder name and its keyword arguments."""
+    def change(ckpt):
+        ckpt.update(format=f"{checkpoint.FORMAT_NAME}/1", builder="attention_model",
+                    kwargs={"style": "luong", "embed_size": 8, "hidden_size": 12})
+        del ckpt["model"], ckpt["config"]
+
+    return _edit(tmp_path, change)
+
+
 def _wrong_shape(ckpt):
     ckpt["state_dict"]["decoder.W_s.weight"] = torch.zeros(3, 12)
 
@@ -267,16 +287,24 @@ BAD = {
                    ["model-cache file", "train_or_load", "export_translator"]),
     "no format tag": (lambda tmp: _edit(tmp, lambda c: c.pop("format")), NotATranslatorError,
                       ["without the 'format' tag", "export_translator"]),
-    "version 2": (lambda tmp: _edit(tmp, lambda c: c.update(format=f"{translate.FORMAT_NAME}/2")),
-                  IncompatibleCheckpointError, ["format version '2'", "reads only version 1"]),
-    "unknown builder": (lambda tmp: _edit(tmp, lambda c: c.update(builder="transformer")),
-                        IncompatibleCheckpointError, ["builder 'transformer'", "attention_model"]),
-    "rejected kwargs": (lambda tmp: _edit(tmp, lambda c: c["kwargs"].update(heads=8)),
-                        IncompatibleCheckpointError, ["heads=8", "unexpected keyword argument"]),
+    "version 1": (_version_1, IncompatibleCheckpointError,
+                  ["format version '1'", "reads only version 2", "builder function",
+                   "export_translator(path, model, src_vocab, tgt_vocab)"]),
+    "version 3": (lambda tmp: _edit(tmp, lambda c: c.update(
+                  format=f"{checkpoint.FORMAT_NAME}/3")),
+                  IncompatibleCheckpointError, ["format version '3'", "reads only version 2"]),
+    "unknown model": (lambda tmp: _edit(tmp, lambda c: c.update(model="Transformer")),
+                      IncompatibleCheckpointError, ["'Transformer'", "TranslatorModel"]),
+    "unknown field": (lambda tmp: _edit(tmp, lambda c: c["config"].update(heads=8)),
+                      IncompatibleCheckpointError, ["TranslatorModel", "heads"]),
+    "rejected config": (lambda tmp: _edit(tmp, lambda c: c["config"].update(style="rnn")),
+                        IncompatibleCheckpointError, ["TranslatorModel", "style", "'rnn'"]),
+    "vocab size": (lambda tmp: _edit(tmp, lambda c: c["config"].update(tgt_vocab_size=99)),
+                   IncompatibleCheckpointError, ["15 and 15 tokens", "15 and 99"]),
     "wrong shape": (lambda tmp: _edit(tmp, _wrong_shape), IncompatibleCheckpointError,
-                    ["decoder.W_s.weight", "(3, 12)", f"({len(TGT)}, 12)"]),
+                    ["decoder.W_s.weight", "[3, 12]", f"[{len(TGT)}, 12]"]),
     "missing key": (lambda tmp: _edit(tmp, lambda c: c["state_dict"].pop("decoder.W_s.bias")),
-                    IncompatibleCheckpointError, ["decoder.W_s.bias", "missing"]),
+                    IncompatibleCheckpointError, ["decoder.W_s.bias", "Missing"]),
 }
 
 

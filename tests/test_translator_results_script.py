@@ -10,8 +10,8 @@ import pytest
 import torch
 import translator_results
 
-from seq2seq_lib import ablation, recipes
-from seq2seq_lib.attention_seq2seq import attention_model
+from seq2seq_lib import ablation, seq2seq, translators
+from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
 from seq2seq_lib.cache import Trained
 
 
@@ -21,17 +21,17 @@ def tiny(monkeypatch, tmp_path, tiny_translation_data):
 
     def fake_model(*_args, **_kwargs):
         torch.manual_seed(0)
-        model = attention_model(len(data.src_vocab), len(data.tgt_vocab), embed_size=4,
-                                hidden_size=4)
+        model = TranslatorModel(TranslatorConfig(len(data.src_vocab), len(data.tgt_vocab),
+                                                 embed_size=4, hidden_size=4))
         history = {"updates": 1, "tokens": 10, "valid_step_loss": [4.0], "valid_loss": []}
         return Trained(model, history, tmp_path / "m.pt", loaded=False)
 
-    monkeypatch.setattr(recipes, "translation_data", lambda: data)
-    monkeypatch.setattr(recipes, "translator_path", lambda *a, **k: tmp_path / "absent.pt")
-    monkeypatch.setattr(recipes, "train_translators",
+    monkeypatch.setattr(seq2seq, "translation_data", lambda: data)
+    monkeypatch.setattr(translators, "translator_path", lambda *a, **k: tmp_path / "absent.pt")
+    monkeypatch.setattr(translators, "train_translators",
                         lambda run, data, variants, workers=None: {
                             label: fake_model() for label in variants})
-    monkeypatch.setattr(recipes, "train_seq2seq", fake_model)
+    monkeypatch.setattr(seq2seq, "train_seq2seq", fake_model)
     for name in ("SEQ2SEQ_CACHE", "SEQ2SEQ_PROFILE", "SEQ2SEQ_DEVICE"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path

@@ -1,4 +1,4 @@
-"""Checkers for the beam-search chapter (decoding)."""
+"""Checkers for the beam-search chapter (:mod:`seq2seq_lib.beam`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import torch
 
-from seq2seq_lib import decoding
+from seq2seq_lib import beam
 from seq2seq_lib.exercises import assert_close, assert_shape, assert_tensor, passed
 
 BeamStepFn = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
@@ -39,7 +39,7 @@ def check_beam_step(fn: BeamStepFn, label: str = "Exercise 9.1") -> None:
     ``scores`` is ``(B, k)`` (the log-probabilities of the current beam entries, ``-inf`` for
     an empty slot), ``log_probs`` is ``(B, k, V)``. The answer must be three ``(B, k)``
     tensors, best first: the new scores, which beam entry each candidate extends and with
-    which token. The reference is :func:`seq2seq_lib.decoding.beam_step`.
+    which token. The reference is :func:`seq2seq_lib.beam.beam_step`.
     """
     for name, scores, log_probs in _cases():
         result = fn(scores.clone(), log_probs.clone())
@@ -48,7 +48,7 @@ def check_beam_step(fn: BeamStepFn, label: str = "Exercise 9.1") -> None:
                 "return a tuple (new_scores, beam_idx, token_idx); got "
                 f"{type(result).__name__}"
             )
-        exp_scores, exp_beam, exp_token = decoding.beam_step(scores, log_probs)
+        exp_scores, exp_beam, exp_token = beam.beam_step(scores, log_probs)
         got_scores, got_beam, got_token = result
         B, k = scores.shape
         where = f" [{name}]"

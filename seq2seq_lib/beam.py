@@ -1,0 +1,396 @@
+r"""Chapter 9: beam search, exhaustive search, and worked examples to run them on.
+
+Greedy search (:func:`seq2seq_lib.decoding.greedy_search`) keeps one prefix after each step.
+The searches here keep more, through the same step interface (:mod:`seq2seq_lib.decoding`):
+
+* :func:`beam_search` keeps the :math:`k` best (the *beam*), chosen among the
+  :math:`k|\mathcal Y|` one-token extensions; cost :math:`\mathcal O(k|\mathcal Y|T')`,
+  and :math:`k = 1` is greedy search;
+* :func:`exhaustive_search` keeps all of them (:math:`\mathcal O(|\mathcal Y|^{T'})`, for
+  tiny vocabularies only).
+
+**Scores and lengths.** The searches rank finished candidates by the length-normalised score
+of the d2l book (eq. 9.8.4)
+
+.. math::
+
+    \text{score}(y_1, \ldots, y_L) = \frac{1}{L^{\alpha}} \log P(y_1, \ldots, y_L \mid \mathbf c).
+
+Here :math:`L` is the number of tokens the decoder *generated*, which is the number of terms
+in the sum: ``<bos>`` does not count, and ``<eos>`` **counts** when the hypothesis ended with
+it (its probability is a factor of :math:`P`). A hypothesis cut off at ``max_len`` without
+``<eos>`` has :math:`L` = ``max_len``. :math:`\alpha = 0` ranks by :math:`\log P` alone;
+:math:`\alpha = 1` by the mean log-probability per token (seed 004's :math:`\frac1t\sum`);
+:math:`\alpha = 0.75` is the book's suggestion.
+
+**Worked examples.** :class:`TableStep` is a step function read from a hand-written
+probability table; :func:`seed_greedy_example` and :func:`seed_beam_example` are the book's
+examples, and :func:`beam_decoder` plugs beam search into
+:func:`seq2seq_lib.evaluation.translate` for real models.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from seq2seq_lib.decoding import (
+    Hypothesis,
+    ReorderFn,
+    SearchResult,
+    SearchStats,
+    State,
+    StepFn,
+    TableStep,
+    call_step,
+    check_int,
+    check_search_args,
+    cut_at_eos,
+    index_state,
+    search_device,
+)
+from seq2seq_lib.vocab import BOS_ID, EOS_ID
+
+
+def length_normalized_score(log_prob: float, length: int, alpha: float) -> float:
+    r"""The ranking score :math:`\frac{1}{L^{\alpha}} \log P` (``length`` is :math:`L`)."""
+    if length < 1:
+        raise ValueError(f"length must be >= 1, got {length}")
+    return log_prob / length**alpha
+
+@dataclass
+class BeamStepRecord:
+    """The beam after one step (kept when ``keep_history=True``).
+
+    ``tokens`` ``(B, k, t)``: the generated tokens of each beam entry (``<bos>`` excluded);
+    ``log_probs`` ``(B, k)``: their :math:`\\log P` (``-inf`` for an empty slot);
+    ``finished`` ``(B, k)``: whether the entry ends with ``<eos>``.
+    """
+
+    tokens: torch.Tensor
+    log_probs: torch.Tensor
+    finished: torch.Tensor
+
+def _hypothesis(tokens: list[int], log_prob: float, eos: int, alpha: float) -> Hypothesis:
+    """Cut ``tokens`` after the first ``<eos>`` and score it."""
+    tokens, finished = cut_at_eos(tokens, eos)
+    score = length_normalized_score(log_prob, len(tokens), alpha)
+    return Hypothesis(tokens, log_prob, score, finished)
+
+
+def _rank(hyps: list[Hypothesis], n_best: int | None) -> list[Hypothesis]:
+    """Best first by score; candidates with probability 0 are dropped."""
+    kept = sorted((h for h in hyps if math.isfinite(h.log_prob)), key=lambda h: -h.score)
+    return kept if n_best is None else kept[:n_best]
+
+# --------------------------------------------------------------------------- beam
+
+
+def beam_step(
+    scores: torch.Tensor, log_probs: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    r"""One beam-search step for ``B`` sentences with beams of size ``k``.
+
+    Every beam entry :math:`j` with score :math:`s_j = \log P(y_1, \ldots, y_{t'-1})` is
+    extended by every token :math:`y`, giving :math:`k|\mathcal Y|` candidates with scores
+    :math:`s_j + \log P(y \mid y_1, \ldots, y_{t'-1}, \mathbf c)`; the :math:`k` best
+    candidates of each sentence form the new beam.
+
+    Args:
+        scores: ``(B, k)`` current beam scores (``-inf`` marks an empty slot).
+        log_probs: ``(B, k, V)`` next-token log-probabilities of each beam entry.
+
+    Returns:
+        ``(new_scores, beam_idx, token_idx)``, each ``(B, k)``, sorted by ``new_scores``
+        descending: candidate ``i`` of sentence ``b`` extends beam entry ``beam_idx[b, i]``
+        with token ``token_idx[b, i]``. ``k > V`` works: there are ``k * V >= k`` candidates.
+    """
+    if scores.dim() != 2 or log_probs.dim() != 3 or log_probs.shape[:2] != scores.shape:
+        raise ValueError(
+            f"need scores (B, k) and log_probs (B, k, V), got {tuple(scores.shape)} and "
+            f"{tuple(log_probs.shape)}"
+        )
+    B, k, V = log_probs.shape
+    candidates = (scores.unsqueeze(-1) + log_probs).reshape(B, k * V)
+    new_scores, flat = candidates.topk(k, dim=1)
+    return new_scores, flat // V, flat % V
+
+
+@torch.no_grad()
+def beam_search(
+    step: StepFn,
+    init_state: State,
+    batch_size: int,
+    bos: int,
+    eos: int,
+    beam_size: int,
+    max_len: int,
+    alpha: float = 0.0,
+    n_best: int = 1,
+    *,
+    reorder_state: ReorderFn = index_state,
+    keep_history: bool = False,
+    device: torch.device | str | None = None,
+) -> SearchResult:
+    r"""Beam search for ``B`` sentences at once, all beams in one ``(B*k, ...)`` batch.
+
+    Row ``b*k + j`` of the prefix and of the state is beam entry ``j`` of sentence ``b``.
+    At the start only entry 0 (``<bos>``) is live; the others have score ``-inf``, so step 1
+    picks the ``k`` best first tokens. Each step calls ``step`` once on all ``B*k`` rows and
+    keeps the ``k`` best of the ``k|Y|`` candidates per sentence (:func:`beam_step`), ranked
+    by :math:`\log P` (``alpha`` is used only for the final ranking, as in the book).
+
+    Implementation note: each entry's ``k`` best tokens are shortlisted first (``topk`` on
+    ``(B, k, |Y|)``), then :func:`beam_step` picks among the :math:`k^2` shortlisted
+    candidates — the same beam as ranking all :math:`k|\mathcal Y|` candidates, since a
+    candidate outside its entry's top ``k`` has ``k`` better candidates from that entry alone.
+
+    A hypothesis that emits ``<eos>`` is *finished*: it keeps its beam slot and its score but
+    is not extended (its only candidate is itself, padded with ``<eos>`` at log-probability
+    0). The search stops after ``max_len`` steps, or earlier when every slot of every
+    sentence holds a finished hypothesis. The final ``k`` entries of each sentence (finished,
+    or cut at ``max_len``) are ranked by :math:`\log P / L^{\alpha}` (module docstring).
+
+    Args:
+        step, init_state, batch_size, bos, eos, max_len: as in :func:`greedy_search`.
+        beam_size: :math:`k \ge 1` (it may exceed :math:`|\mathcal Y|`).
+        alpha: the length-normalisation exponent :math:`\alpha`.
+        n_best: how many hypotheses to return per sentence, ``1 <= n_best <= beam_size``
+            (fewer when fewer than ``n_best`` have a non-zero probability).
+        reorder_state: ``(state, index) -> state`` selecting rows; the default
+            :func:`index_state` indexes dim 0.
+        keep_history: record the beam after every step in ``result.history``.
+        device: where the prefix tensor lives (default: the device of ``init_state``).
+    """
+    check_search_args(batch_size, bos, eos, max_len)
+    check_int("beam_size", beam_size, 1)
+    check_int("n_best", n_best, 1)
+    if n_best > beam_size:
+        raise ValueError(f"n_best={n_best} cannot exceed beam_size={beam_size}")
+    B, k = batch_size, beam_size
+    dev = search_device(init_state, device)
+    offsets = torch.arange(B, device=dev).unsqueeze(1) * k  # (B, 1): first row of sentence b
+    state = reorder_state(init_state, torch.arange(B, device=dev).repeat_interleave(k))
+    prefix = torch.full((B * k, 1), bos, dtype=torch.long, device=dev)
+    finished = torch.zeros(B, k, dtype=torch.bool, device=dev)
+    scores: torch.Tensor | None = None
+    stay: torch.Tensor | None = None
+    stats, history = SearchStats(), ([] if keep_history else None)
+    for _ in range(max_len):
+        log_probs, state = call_step(step, prefix, state, eos)
+        V = log_probs.shape[1]
+        stats.add(B * k, V)
+        log_probs = log_probs.view(B, k, V)
+        kk = min(k, V)
+        if scores is None:  # first step: only entry 0 of each beam is live
+            scores = torch.full((B, k), -math.inf, dtype=log_probs.dtype, device=dev)
+            scores[:, 0] = 0.0
+            stay = torch.full((kk,), -math.inf, dtype=log_probs.dtype, device=dev)
+            stay[0] = 0.0
+        # The k best of the k|Y| candidates are among the k best extensions of each entry,
+        # so shortlist those first: same result as beam_step on all k|Y|, less memory traffic.
+        short_lp, short_tok = log_probs.topk(kk, dim=-1)  # (B, k, kk)
+        if bool(finished.any()):  # a finished entry's only candidate: itself + <eos>, cost 0
+            done = finished.unsqueeze(-1)
+            short_lp = torch.where(done, stay, short_lp)
+            short_tok = torch.where(done, torch.full_like(short_tok, eos), short_tok)
+        scores, beam_idx, pos = beam_step(scores, short_lp)
+        token_idx = short_tok.view(B, k * kk).gather(1, beam_idx * kk + pos)
+        rows = (offsets + beam_idx).view(-1)
+        prefix = torch.cat([prefix.index_select(0, rows), token_idx.view(-1, 1)], dim=1)
+        state = reorder_state(state, rows)
+        finished = finished.gather(1, beam_idx) | (token_idx == eos)
+        if history is not None:
+            tokens_so_far = prefix[:, 1:].view(B, k, -1).clone()
+            history.append(BeamStepRecord(tokens_so_far, scores.clone(), finished.clone()))
+        if bool((finished | torch.isinf(scores)).all()):
+            break
+    assert scores is not None
+    tokens, log_p = prefix[:, 1:].tolist(), scores.view(-1).tolist()
+    hyps = []
+    for b in range(B):
+        rows = range(b * k, (b + 1) * k)
+        hyps.append(_rank([_hypothesis(tokens[r], log_p[r], eos, alpha) for r in rows], n_best))
+    return SearchResult(hyps, stats, history)
+
+
+# --------------------------------------------------------------------------- exhaustive
+
+
+@torch.no_grad()
+def exhaustive_search(
+    step: StepFn,
+    init_state: State,
+    batch_size: int,
+    bos: int,
+    eos: int,
+    max_len: int,
+    alpha: float = 0.0,
+    n_best: int | None = 1,
+    *,
+    reorder_state: ReorderFn = index_state,
+    max_rows: int = 1_000_000,
+    device: torch.device | str | None = None,
+) -> SearchResult:
+    r"""Score *every* output sequence up to ``max_len`` tokens and rank them.
+
+    The candidates are all sequences :math:`y_1, \ldots, y_L` with :math:`L \le` ``max_len``
+    that end with ``<eos>`` and contain no earlier ``<eos>``, plus the
+    :math:`(|\mathcal Y|-1)^{\text{max\_len}}` sequences cut at ``max_len`` without one —
+    the same candidates beam search can return. They are ranked by
+    :math:`\log P / L^{\alpha}`; ``n_best=None`` returns all of them (probability-0
+    sequences are dropped). The cost grows like :math:`|\mathcal Y|^{T'}`: a
+    :class:`ValueError` is raised when a step would feed more than ``max_rows`` prefixes.
+    """
+    check_search_args(batch_size, bos, eos, max_len)
+    if n_best is not None:
+        check_int("n_best", n_best, 1)
+    dev = search_device(init_state, device)
+    prefix = torch.full((batch_size, 1), bos, dtype=torch.long, device=dev)
+    owner = torch.arange(batch_size, device=dev)  # which sentence each row belongs to
+    state, stats = init_state, SearchStats()
+    log_p: torch.Tensor | None = None
+    found: list[list[Hypothesis]] = [[] for _ in range(batch_size)]
+    for t in range(max_len):
+        log_probs, state = call_step(step, prefix, state, eos)
+        n, V = log_probs.shape
+        stats.add(n, V)
+        if log_p is None:
+            log_p = torch.zeros(n, dtype=log_probs.dtype, device=dev)
+            live_need = batch_size * (V - 1) ** (max_len - 1)
+            if live_need > max_rows:
+                raise ValueError(
+                    f"exhaustive search would feed {live_need} prefixes in its last step "
+                    f"(|Y|={V}, max_len={max_len}); the limit is max_rows={max_rows}"
+                )
+        candidates = log_p.unsqueeze(1) + log_probs  # (n, V)
+        others = torch.tensor([y for y in range(V) if y != eos], dtype=torch.long, device=dev)
+        ended = [(eos, candidates[:, eos])]  # sequences ending with <eos> now
+        if t == max_len - 1:  # ... and, at max_len, the ones cut without it
+            ended += [(int(y), candidates[:, y]) for y in others.tolist()]
+        pre, who = prefix[:, 1:].tolist(), owner.tolist()
+        for y, lp in ended:
+            for i, value in enumerate(lp.tolist()):
+                found[who[i]].append(_hypothesis(pre[i] + [y], value, eos, alpha))
+        if t == max_len - 1 or others.numel() == 0:
+            break
+        rows = torch.arange(n, device=dev).repeat_interleave(others.numel())
+        next_tok = others.repeat(n)
+        prefix = torch.cat([prefix.index_select(0, rows), next_tok.unsqueeze(1)], dim=1)
+        log_p = candidates[rows, next_tok]
+        owner = owner.index_select(0, rows)
+        state = reorder_state(state, rows)
+    return SearchResult([_rank(hyps, n_best) for hyps in found], stats)
+
+
+# --------------------------------------------------------------------------- worked examples
+
+
+@dataclass(frozen=True)
+class TableExample:
+    """A worked example: the table step function and the search settings that go with it."""
+
+    step: TableStep
+    max_len: int
+
+    @property
+    def bos(self) -> int:
+        return self.step.bos
+
+    @property
+    def eos(self) -> int:
+        return self.step.eos
+
+
+def seed_greedy_example() -> TableExample:
+    """The greedy-search example of d2l §9.8 (seed 000): tokens A, B, C, ``<eos>``.
+
+    Greedy search picks A → B → C → ``<eos>`` with probability
+    :math:`0.5 \\cdot 0.4 \\cdot 0.4 \\cdot 0.6 = 0.048`; taking the second-best C at step 2
+    leads to A → C → B → ``<eos>`` with :math:`0.5 \\cdot 0.3 \\cdot 0.6 \\cdot 0.6 = 0.054`.
+    The rows on those two paths follow the book's figures; every other prefix gets the
+    uniform distribution (our fill-in; the book does not say). Note that in this table the
+    one-token sentence ``<eos>`` (0.1) and A ``<eos>`` (:math:`0.5 \\cdot 0.2 = 0.1`) are more
+    likely than either path — the example is about greedy missing the better *path*, and is
+    a good case for length normalisation.
+    """
+    vocab = ["A", "B", "C", "<eos>"]
+    table = {
+        (): {"A": 0.5, "B": 0.2, "C": 0.2, "<eos>": 0.1},
+        ("A",): {"A": 0.1, "B": 0.4, "C": 0.3, "<eos>": 0.2},
+        ("A", "B"): {"A": 0.2, "B": 0.2, "C": 0.4, "<eos>": 0.2},
+        ("A", "B", "C"): {"A": 0.1, "B": 0.1, "C": 0.2, "<eos>": 0.6},
+        ("A", "C"): {"A": 0.1, "B": 0.6, "C": 0.2, "<eos>": 0.1},
+        ("A", "C", "B"): {"A": 0.1, "B": 0.1, "C": 0.2, "<eos>": 0.6},
+    }
+    return TableExample(TableStep(vocab, table, default=[0.25] * 4), max_len=4)
+
+
+def seed_beam_example() -> TableExample:
+    """The beam-search example of d2l §9.8.3 (seed 000): :math:`\\mathcal Y = \\{A, B, C, D, E\\}`,
+    beam size 2, maximum length 3.
+
+    ``<eos>`` is in the vocabulary but has probability 0 everywhere (the book leaves it out),
+    so every hypothesis runs to length 3. With beam size 2 the beams are {A, C} after step 1,
+    {A B, C E} after step 2 and {A B D, C E D} after step 3 — the book's six candidates
+    (i) A, (ii) C, (iii) A B, (iv) C E, (v) A B D, (vi) C E D, which ``keep_history=True``
+    exposes. The book gives no numbers; the probabilities are ours, chosen so that the
+    search takes exactly those steps (no ties among the candidates that matter). Other
+    prefixes get the uniform distribution over A–E.
+    """
+    vocab = ["A", "B", "C", "D", "E", "<eos>"]
+    table = {
+        (): {"A": 0.4, "B": 0.1, "C": 0.3, "D": 0.1, "E": 0.1},
+        ("A",): {"A": 0.1, "B": 0.5, "C": 0.1, "D": 0.2, "E": 0.1},
+        ("C",): {"A": 0.1, "B": 0.1, "C": 0.1, "D": 0.2, "E": 0.5},
+        ("A", "B"): {"A": 0.15, "B": 0.15, "C": 0.15, "D": 0.4, "E": 0.15},
+        ("C", "E"): {"A": 0.2, "B": 0.1, "C": 0.1, "D": 0.5, "E": 0.1},
+    }
+    uniform = {tok: 0.2 for tok in "ABCDE"}
+    return TableExample(TableStep(vocab, table, default=uniform), max_len=3)
+
+
+def beam_candidates(
+    history: Sequence[BeamStepRecord], sentence: int = 0
+) -> list[tuple[list[int], float]]:
+    """Every (tokens, :math:`\\log P`) the beam held after each step, in order (d2l's candidates).
+
+    For :func:`seed_beam_example` with beam size 2 this is the book's list of six candidates.
+    Empty slots (``-inf``) are skipped.
+    """
+    out = []
+    for record in history:
+        for tokens, lp in zip(
+            record.tokens[sentence].tolist(), record.log_probs[sentence].tolist(), strict=True
+        ):
+            if math.isfinite(lp):
+                out.append((tokens, lp))
+    return out
+
+
+def beam_decoder(beam_size: int, alpha: float = 0.0) -> Callable[..., list[list[int]]]:
+    """A ``decode(model, src, src_lengths, *, max_len)`` function running :func:`beam_search`.
+
+    It has the signature of :func:`seq2seq_lib.encoder_decoder.greedy_decode`, so it plugs into
+    :func:`seq2seq_lib.evaluation.translate` and :func:`seq2seq_lib.evaluation.bleu`. ``model``
+    is any object with ``init_state(src, src_lengths)`` and ``step(prefix, state)`` whose
+    state is batch-first. Returns the best hypothesis of each sentence, ``<eos>`` removed.
+    """
+    def decode(model: Any, src: torch.Tensor, src_lengths: torch.Tensor, *,
+               max_len: int = 20) -> list[list[int]]:
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad():
+                state = model.init_state(src, src_lengths)
+                result = beam_search(model.step, state, src.shape[0], BOS_ID, EOS_ID,
+                                     beam_size, max_len, alpha, device=src.device)
+        finally:
+            model.train(was_training)
+        return [[t for t in h.tokens if t != EOS_ID] for h in result.best]
+
+    return decode

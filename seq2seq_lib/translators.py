@@ -1,0 +1,154 @@
+"""Chapters 8–11: the French→English GRU translators, trained once and shared.
+
+Chapter 8 trains translators with and without attention (:func:`train_translator`),
+chapter 9 reuses one, and chapter 11 reuses them all and adds the ablation variants. Every
+chapter asks for a translator through this module, so the configuration *and* the training
+code — both part of the key of :func:`seq2seq_lib.cache.train_or_load` — are the same
+wherever a model is asked for, and a later chapter loads the cached weights instead of
+retraining. Several translators are trained side by side, one per CPU core
+(:func:`train_translators`).
+
+A translator is chosen by a few keyword arguments, its *variant*: the fields of
+:class:`~seq2seq_lib.attention_seq2seq.TranslatorConfig` that differ from chapter 8's
+translator (``style``, ``score``, ``reverse_source``, ...) and ``teacher_forcing``
+(``"always"`` or ``"scheduled"``). The sizes and the budget come from the run's profile
+(:func:`translator_recipe`). The data is chapter 7's (:func:`seq2seq_lib.seq2seq.translation_data`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import os
+from collections.abc import Callable, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from seq2seq_lib import cache
+from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
+from seq2seq_lib.batches import TranslationData
+from seq2seq_lib.batching import bucket_loader
+from seq2seq_lib.device import Run
+from seq2seq_lib.seq2seq import DATA
+from seq2seq_lib.training import Schedule, TrainConfig, fit
+
+TEACHER_FORCING = ("always", "scheduled")
+
+
+def scheduled_translator(planned_updates: int) -> Schedule:
+    """The ``"scheduled"`` teacher-forcing ratio: Bengio et al.'s inverse sigmoid with
+    :math:`k` = ``planned_updates`` / 6, so :math:`\\epsilon` falls from about 1 to about
+    0.3 over the run (it crosses 0.5 after about 85% of it)."""
+    return Schedule("inverse_sigmoid", k=max(1.0, planned_updates / 6))
+
+
+def translator_recipe(run: Run, data: TranslationData, *, teacher_forcing: str = "always",
+                      **variant: Any) -> tuple[TranslatorConfig, TrainConfig]:
+    """A translator's model and training run for the run's profile.
+
+    ``quick``: a 1-layer GRU encoder–decoder, 128 units, 1,000 updates of 128 sentence pairs
+    (about 1.1 epochs; a few CPU minutes). ``full``: 2 layers of 512 units, dropout 0.2,
+    12 epochs. Both: validation loss on 2,000 validation pairs every 250 updates.
+
+    Args:
+        variant: :class:`~seq2seq_lib.attention_seq2seq.TranslatorConfig` fields that differ
+            from chapter 8's translator (a Luong decoder with the general score), e.g.
+            ``style="bahdanau"``.
+        teacher_forcing: ``"always"``, or ``"scheduled"`` (:func:`scheduled_translator` over
+            the planned updates).
+    """
+    if teacher_forcing not in TEACHER_FORCING:
+        raise ValueError(f"teacher_forcing must be one of {TEACHER_FORCING}, "
+                         f"got {teacher_forcing!r}")
+    model = TranslatorConfig(
+        len(data.src_vocab), len(data.tgt_vocab), embed_size=run.pick(quick=128, full=256),
+        hidden_size=run.pick(quick=128, full=512), num_layers=run.pick(quick=1, full=2),
+        dropout=run.pick(quick=0.0, full=0.2), **variant,
+    )
+    train = TrainConfig(
+        lr=run.pick(quick=5e-3, full=1e-3), batch_size=128, epochs=run.pick(quick=2, full=12),
+        steps=run.pick(quick=1000, full=None), log_every=25, valid_every=250, valid_pairs=2000,
+        valid_batch_size=256,
+    )
+    if teacher_forcing == "scheduled":
+        planned = train.steps or train.epochs * len(bucket_loader(data.dataset("train"),
+                                                                  train.batch_size))
+        train = dataclasses.replace(train, teacher_forcing=scheduled_translator(planned))
+    return model, train
+
+
+def _translator_job(
+    run: Run, data: TranslationData, teacher_forcing: str, progress: bool, variant: Any,
+) -> tuple[str, dict[str, Any], Callable[[], TranslatorModel], Callable[..., Any]]:
+    """``(name, key, build, train)`` of one translator, as train_or_load takes them."""
+    model_config, train_config = translator_recipe(run, data, teacher_forcing=teacher_forcing,
+                                                   **variant)
+
+    def build() -> TranslatorModel:
+        torch.manual_seed(0)
+        return TranslatorModel(model_config)
+
+    def train(model: TranslatorModel) -> dict[str, Any]:
+        return fit(model, data, train_config, device=run.device, progress=progress)
+
+    key = {"model": model_config, "train": train_config, "data": {**DATA, "summary": data.summary()}}
+    name = f"translator-{model_config.style}-{model_config.score or 'plain'}"
+    name += "-reversed" * model_config.reverse_source
+    name += "-scheduled" * (teacher_forcing == "scheduled")
+    return name, key, build, train
+
+
+def train_translator(run: Run, data: TranslationData, *, teacher_forcing: str = "always",
+                     progress: bool = True, **variant: Any) -> cache.Trained:
+    """Train (or load) the translator ``variant`` (see :func:`translator_recipe`) on
+    ``data``'s training split. Its history (:func:`seq2seq_lib.training.train`) includes the
+    validation loss; ``trained.model.config`` rebuilds the architecture (e.g. to export it
+    for ``seq2seq-translate``)."""
+    name, key, build, train = _translator_job(run, data, teacher_forcing, progress, variant)
+    return cache.train_or_load(name, key, build, train, device=run.device)
+
+
+def translator_path(run: Run, data: TranslationData, *, teacher_forcing: str = "always",
+                    **variant: Any) -> Path:
+    """The cache file of :func:`train_translator` ``(run, data, **variant)``; it exists
+    when the model is cached."""
+    name, key, build, train = _translator_job(run, data, teacher_forcing, False, variant)
+    return cache.cache_path(name, key, build, train)
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _train_in_worker(job: tuple[Run, TranslationData, dict[str, Any]]) -> str:
+    torch.set_num_threads(1)  # one core per model: repeatable bit for bit
+    run, data, variant = job
+    return str(train_translator(run, data, progress=False, **variant).path)
+
+
+def train_translators(run: Run, data: TranslationData,
+                      variants: Mapping[str, Mapping[str, Any]], *,
+                      workers: int | None = None) -> dict[str, cache.Trained]:
+    """Train (or load) several translators: ``{label: train_translator(run, data, **kw)}``.
+
+    On the CPU, the models that are not cached yet are trained side by side, one per worker
+    process with one thread each (``workers`` defaults to the number of usable cores); each
+    result is the same, bit for bit, as training it alone with one thread. On a GPU they are
+    trained one after the other. Returns the models in the order of ``variants``.
+    """
+    missing = [dict(kw) for kw in variants.values()
+               if not translator_path(run, data, **kw).exists()]
+    if workers is None:
+        workers = _usable_cpus() if run.device.type == "cpu" else 1
+    workers = min(workers, len(missing))
+    if workers > 1:
+        context = multiprocessing.get_context("spawn")  # fork + torch threads can deadlock
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            list(pool.map(_train_in_worker, [(run, data, kw) for kw in missing]))
+    return {label: train_translator(run, data, **kw) for label, kw in variants.items()}

@@ -1,0 +1,88 @@
+"""Chapter 8's translator recipes: one decision per variant, profiles, the cache file."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from seq2seq_lib import ablation, translators
+from seq2seq_lib.attention_seq2seq import TranslatorModel
+from seq2seq_lib.checkpoint import export_translator
+from seq2seq_lib.device import Run
+from seq2seq_lib.seq2seq import build_seq2seq, seq2seq_recipe
+from seq2seq_lib.training import Schedule
+from seq2seq_lib.translate import load_translator
+
+QUICK = Run(torch.device("cpu"), "quick", 0)
+FULL = Run(torch.device("cpu"), "full", 0)
+ATTENTION = {"style", "score", "bidirectional_encoder"}  # one decision: the kind of attention
+
+
+def _changes(data, variant):
+    """The fields of the model and training configurations that ``variant`` changes."""
+    base = translators.translator_recipe(QUICK, data)
+    mine = translators.translator_recipe(QUICK, data, **variant)
+    return {f.name for a, b in zip(base, mine, strict=True) for f in dataclasses.fields(a)
+            if getattr(a, f.name) != getattr(b, f.name)}
+
+
+def test_variants_change_one_decision_each(tiny_translation_data):
+    for label, variant in ablation.VARIANTS.items():
+        changed = _changes(tiny_translation_data, variant)
+        assert changed <= ATTENTION or len(changed) == 1, (label, changed)
+    assert _changes(tiny_translation_data, ablation.VARIANTS["Bahdanau, additive"]) == ATTENTION
+
+
+def test_recipe_profiles_and_variants(tiny_translation_data):
+    data = tiny_translation_data
+    model, train = translators.translator_recipe(QUICK, data, style="luong", score="dot",
+                                                 reverse_source=True,
+                                                 teacher_forcing="scheduled")
+    assert model.reverse_source and model.score == "dot"
+    assert model.src_vocab_size == len(data.src_vocab)
+    assert train.teacher_forcing == Schedule("inverse_sigmoid", k=1000 / 6)
+    full, full_train = translators.translator_recipe(FULL, data)
+    assert (full.num_layers, full.hidden_size, full_train.steps) == (2, 512, None)
+    assert translators.translator_recipe(QUICK, data)[1].teacher_forcing == 1.0
+    with pytest.raises(ValueError, match="teacher_forcing"):
+        translators.translator_recipe(QUICK, data, teacher_forcing="sometimes")
+    with pytest.raises(TypeError, match="colour"):
+        translators.translator_recipe(QUICK, data, colour="red")
+
+
+def test_scheduled_translator_falls_from_one_to_about_a_third():
+    schedule = translators.scheduled_translator(1000)
+    assert schedule(0) > 0.99
+    assert 0.45 < schedule(850) < 0.55
+    assert 0.25 < schedule(1000) < 0.35
+    assert all(schedule(i) >= schedule(i + 1) for i in range(0, 1000, 50))
+
+
+def test_translator_path_names_the_variant_and_differs_between_variants(tiny_translation_data):
+    data = tiny_translation_data
+    paths = {label: translators.translator_path(QUICK, data, **kw)
+             for label, kw in ablation.VARIANTS.items()}
+    assert len(set(paths.values())) == len(paths)
+    assert paths["Bahdanau, additive"].name.startswith("translator-bahdanau-additive-")
+    assert paths["general + scheduled sampling"].name.startswith(
+        "translator-luong-general-scheduled-")
+    assert translators.translator_path(QUICK, data) == paths["Luong, general"]
+
+
+def test_every_ablation_model_exports_and_loads(tiny_translation_data, tmp_path):
+    data = tiny_translation_data
+    for label in [*ablation.VARIANTS, ablation.SEQ2SEQ_LABEL]:
+        if label == ablation.SEQ2SEQ_LABEL:
+            model = build_seq2seq(seq2seq_recipe(QUICK, data)[0])
+        else:
+            variant = dict(ablation.VARIANTS[label])
+            teacher_forcing = variant.pop("teacher_forcing", "always")
+            _, _, build, _ = translators._translator_job(QUICK, data, teacher_forcing, False,
+                                                         variant)
+            model = build()
+            assert isinstance(model, TranslatorModel)
+        path = export_translator(tmp_path / "t.pt", model, data.src_vocab, data.tgt_vocab)
+        loaded = load_translator(path).model
+        assert loaded.config == model.config and loaded.reverse_source == model.reverse_source
