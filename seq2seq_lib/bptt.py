@@ -149,27 +149,6 @@ def scaled_orthogonal(d: int, rho: float, generator: torch.Generator | None = No
     return rho * q
 
 
-def global_norm(grads: list[torch.Tensor]) -> torch.Tensor:
-    r"""The global norm :math:`\sqrt{\sum_i \lVert g_i\rVert^2}` of a list of gradients
-    (in float64; the norm of the per-tensor norms is the same number)."""
-    norms = torch.stack([torch.linalg.vector_norm(g.double()) for g in grads])
-    return torch.linalg.vector_norm(norms)
-
-
-def clip_by_global_norm(grads: list[torch.Tensor], max_norm: float) -> list[torch.Tensor]:
-    r"""Rescale all gradients together so that their global norm is at most ``max_norm``.
-
-    .. math:: g_i \leftarrow g_i \cdot \min\!\Big(1, \frac{\theta}{\lVert g\rVert}\Big)
-
-    The direction of the full gradient is kept (Pascanu et al., 2013); returns new tensors.
-    """
-    if max_norm <= 0:
-        raise ValueError(f"max_norm must be positive, got {max_norm}")
-    norm = global_norm(grads)
-    scale = torch.clamp(max_norm / (norm + 1e-12), max=1.0)
-    return [g * scale.to(g.dtype) for g in grads]
-
-
 def first_underflow_power(base: float, dtype: torch.dtype) -> int:
     """Smallest ``k`` with ``base ** k == 0`` when computed by repeated multiplication in ``dtype``.
 

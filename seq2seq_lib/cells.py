@@ -113,16 +113,6 @@ class RecurrentCell(nn.Module):
                 raise ValueError(f"{name} has shape {got}, expected {want}")
             dst.copy_(src)
 
-    @torch.no_grad()
-    def torch_weights(self) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-        """The weights in PyTorch's layout: ``(weight_ih, weight_hh, bias_ih, bias_hh)``."""
-        return (
-            self.W_x.T.clone(),
-            self.W_h.T.clone(),
-            self.b_x.clone(),
-            self.b_h.clone(),
-        )
-
     # -- computing ---------------------------------------------------------------------------
     def init_state(self, batch_size: int, like: Tensor | None = None) -> State:
         """A zero state for ``batch_size`` sequences (on ``like``'s device and dtype)."""
@@ -367,16 +357,3 @@ def copy_cell_from_torch(cell: RecurrentCell, torch_cell: nn.Module) -> Recurren
         torch_cell.weight_ih, torch_cell.weight_hh, torch_cell.bias_ih, torch_cell.bias_hh
     )
     return cell
-
-
-@torch.no_grad()
-def copy_cell_to_torch(cell: RecurrentCell, torch_cell: nn.Module) -> nn.Module:
-    """Copy a scratch cell's weights into an ``nn.RNNCell/GRUCell/LSTMCell``; returns it."""
-    _check_pair(cell, torch_cell)
-    for dst, src in zip(
-        (torch_cell.weight_ih, torch_cell.weight_hh, torch_cell.bias_ih, torch_cell.bias_hh),
-        cell.torch_weights(),
-        strict=True,
-    ):
-        dst.copy_(src)
-    return torch_cell

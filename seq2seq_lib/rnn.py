@@ -245,20 +245,6 @@ def copy_from_torch(scratch: ScratchRNN, module: nn.Module) -> ScratchRNN:
     return scratch
 
 
-@torch.no_grad()
-def copy_to_torch(scratch: ScratchRNN, module: nn.Module) -> nn.Module:
-    """Copy the weights of ``scratch`` into ``nn.RNN/GRU/LSTM``; returns ``module``.
-
-    The inverse of :func:`copy_from_torch`. A ``"cho"`` GRU copies fine but ``nn.GRU``
-    then computes the ``"pytorch"`` formula, so the outputs differ.
-    """
-    _check_pair(scratch, module)
-    for cell, names in _pairs(scratch):
-        for name, value in zip(names, cell.torch_weights(), strict=True):
-            getattr(module, name).copy_(value)
-    return module
-
-
 def scratch_like(module: nn.Module, gru_variant: GRUVariant = "pytorch") -> ScratchRNN:
     """A :class:`ScratchRNN` with the configuration and the weights of ``nn.RNN/GRU/LSTM``."""
     kinds = {nn.RNN: "rnn", nn.GRU: "gru", nn.LSTM: "lstm"}
@@ -275,21 +261,3 @@ def scratch_like(module: nn.Module, gru_variant: GRUVariant = "pytorch") -> Scra
         nonlinearity=getattr(module, "nonlinearity", "tanh"),
     ).to(device=ref.device, dtype=ref.dtype)
     return copy_from_torch(scratch, module)
-
-
-def torch_like(scratch: ScratchRNN) -> nn.Module:
-    """An ``nn.RNN/GRU/LSTM(batch_first=True)`` with the configuration and weights of
-    ``scratch``."""
-    kwargs = {}
-    if scratch.cell_type == "rnn":
-        kwargs["nonlinearity"] = scratch.cells[0].nonlinearity
-    ref = scratch.cells[0].W_h
-    module = _TORCH_LAYERS[scratch.cell_type](
-        scratch.input_size,
-        scratch.hidden_size,
-        scratch.num_layers,
-        batch_first=True,
-        bidirectional=scratch.bidirectional,
-        **kwargs,
-    ).to(device=ref.device, dtype=ref.dtype)
-    return copy_to_torch(scratch, module)

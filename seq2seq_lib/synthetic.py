@@ -1,7 +1,8 @@
-"""Small offline translation tasks: dates in words → ISO dates, and sequence reversal.
+"""A small offline translation task: dates in words → ISO dates.
 
-They train in seconds on a CPU and have one right answer, so a chapter can show attention
-alignments or beam search on them before the real corpus. Both return the same
+It trains in seconds on a CPU and has one right answer, so a chapter can show an
+encoder–decoder (chapter 6) or attention alignments (chapter 8) on it before the real corpus.
+It returns the same
 ``(source tokens, target tokens)`` pairs as the English–French pipeline, so
 :meth:`seq2seq_lib.batches.TranslationData.from_pairs`, :class:`~seq2seq_lib.vocab.Vocab` and
 :func:`~seq2seq_lib.batches.collate` work unchanged.
@@ -14,8 +15,6 @@ written in one of several English formats (source, word tokens made by
     "march 3, 1997"               -> (same)
     "3 march 1997"  "mar 3 1997"  "3rd march 1997"  "monday, march 3rd, 1997"
 
-**Reversal.** A random string of letters and its reverse, e.g. ``c a f b`` → ``b f a c``.
-
 Everything is drawn from ``random.Random(seed)``: the same seed gives the same pairs on every
 machine and Python version.
 """
@@ -24,7 +23,6 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-import string
 from typing import Any
 
 from seq2seq_lib.batches import TranslationData
@@ -117,36 +115,6 @@ def date_pairs(
     return pairs
 
 
-def reversal_pairs(
-    n: int,
-    *,
-    seed: int = 0,
-    alphabet: str = string.ascii_lowercase[:10],
-    min_len: int = 1,
-    max_len: int = 8,
-) -> list[TokenPair]:
-    """``n`` pairs (random letters, the same letters reversed), ``min_len`` to ``max_len`` long."""
-    if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
-    if not 1 <= min_len <= max_len:
-        raise ValueError(f"need 1 <= min_len <= max_len, got {min_len}, {max_len}")
-    if not alphabet:
-        raise ValueError("alphabet must not be empty")
-    rng = random.Random(seed)
-    pairs: list[TokenPair] = []
-    for _ in range(n):
-        tokens = [rng.choice(alphabet) for _ in range(rng.randint(min_len, max_len))]
-        pairs.append((tokens, tokens[::-1]))
-    return pairs
-
-
 def date_data(n: int = 20_000, *, seed: int = 0, **kwargs: Any) -> TranslationData:
     """:func:`date_pairs` split by source sentence (80/10/10) with vocabularies from train."""
     return TranslationData.from_pairs(date_pairs(n, seed=seed, **kwargs), name="dates", seed=seed)
-
-
-def reversal_data(n: int = 20_000, *, seed: int = 0, **kwargs: Any) -> TranslationData:
-    """:func:`reversal_pairs` split by source sequence (80/10/10) with vocabularies from train."""
-    return TranslationData.from_pairs(
-        reversal_pairs(n, seed=seed, **kwargs), name="reversal", seed=seed
-    )

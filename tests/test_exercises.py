@@ -74,7 +74,11 @@ def test_check_bptt_rejects_wrong_tanh_derivative_and_wrong_return():
 
 
 def test_check_clip_both_ways(capsys):
-    check_clip_by_global_norm(bptt.clip_by_global_norm)
+    def clip(grads, max_norm):  # a correct solution: one scale for all, the global norm
+        norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+        return [g * min(1.0, max_norm / norm.item()) for g in grads]
+
+    check_clip_by_global_norm(clip)
     assert "Exercise 1.3: all checks passed." in capsys.readouterr().out
 
     def per_tensor(grads, max_norm):  # clips each tensor separately: changes the direction

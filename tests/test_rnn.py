@@ -11,10 +11,8 @@ from torch import nn
 from seq2seq_lib.rnn import (
     ScratchRNN,
     copy_from_torch,
-    copy_to_torch,
     run_cell,
     scratch_like,
-    torch_like,
 )
 
 TORCH = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
@@ -96,26 +94,6 @@ def test_matches_torch_float32(kind, bidirectional):
 )
 def test_random_shapes_match_torch(kind, L, bidirectional, B, T, d, h, seed):
     _compare(kind, L, bidirectional, torch.float64, B=B, T=T, d=d, h=h, seed=seed)
-
-
-@pytest.mark.parametrize("bidirectional", [False, True])
-@pytest.mark.parametrize("kind", ["rnn", "gru", "lstm"])
-def test_copy_to_torch_makes_torch_compute_the_scratch_model(kind, bidirectional):
-    torch.manual_seed(1)
-    scratch = ScratchRNN(kind, 4, 5, num_layers=2, bidirectional=bidirectional).double()
-    ref = copy_to_torch(
-        scratch, TORCH[kind](4, 5, 2, batch_first=True, bidirectional=bidirectional).double()
-    )
-    X = torch.randn(2, 6, 4, dtype=torch.float64)
-    out, state = scratch(X)
-    out_ref, state_ref = ref(X)
-    torch.testing.assert_close(out, out_ref, atol=1e-10, rtol=1e-10)
-    for a, b in zip(_flat(state), _flat(state_ref), strict=True):
-        torch.testing.assert_close(a, b, atol=1e-10, rtol=1e-10)
-    # and back: torch_like / copy_from_torch reproduce the scratch weights exactly
-    twin = copy_from_torch(ScratchRNN(kind, 4, 5, 2, bidirectional).double(), torch_like(scratch))
-    for p, q in zip(scratch.parameters(), twin.parameters(), strict=True):
-        assert torch.equal(p, q)
 
 
 def test_gru_cho_layer_differs_from_nn_gru():

@@ -97,22 +97,8 @@ def test_date_pairs_are_deterministic_and_configurable() -> None:
         S.date_pairs(-1)
 
 
-def test_reversal_pairs() -> None:
-    pairs = S.reversal_pairs(500, seed=3, alphabet="xyz", min_len=2, max_len=5)
-    for source, target in pairs:
-        assert target == source[::-1]
-        assert 2 <= len(source) <= 5 and set(source) <= set("xyz")
-    assert {len(s) for s, _ in pairs} == {2, 3, 4, 5}
-    assert S.reversal_pairs(20, seed=3) == S.reversal_pairs(20, seed=3)
-    with pytest.raises(ValueError, match="min_len"):
-        S.reversal_pairs(5, min_len=0)
-    with pytest.raises(ValueError, match="alphabet"):
-        S.reversal_pairs(5, alphabet="")
-
-
-@pytest.mark.parametrize("make", [S.date_data, S.reversal_data])
-def test_synthetic_data_uses_the_common_pipeline(make) -> None:  # noqa: ANN001
-    data = make(2000, seed=0)
+def test_synthetic_data_uses_the_common_pipeline() -> None:
+    data = S.date_data(2000, seed=0)
     keys = [{" ".join(src) for src, _ in data.split(n)} for n in SPLITS]
     assert not (keys[0] & keys[1] or keys[0] & keys[2] or keys[1] & keys[2])
     assert sum(len(data.split(n)) for n in SPLITS) == 2000

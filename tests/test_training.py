@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import replace
 
 import pytest
 import torch
 
-from seq2seq_lib.batches import TranslationDataset, make_loader
+from seq2seq_lib.batches import TranslationData, TranslationDataset, make_loader
 from seq2seq_lib.batching import bucket_loader
 from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
 from seq2seq_lib.evaluation import bleu, position_accuracy, translate
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
-from seq2seq_lib.synthetic import reversal_data
 from seq2seq_lib.training import (
     Schedule,
     TrainConfig,
@@ -73,8 +73,10 @@ def test_optimizer_is_adam():
 
 @pytest.fixture(scope="module")
 def tiny():
-    data = reversal_data(64, seed=1, max_len=5, alphabet="abcdef")
-    return data
+    """64 random strings of 1-5 letters a-f and their reverses, split like a corpus."""
+    rng = random.Random(1)
+    sources = [[rng.choice("abcdef") for _ in range(rng.randint(1, 5))] for _ in range(64)]
+    return TranslationData.from_pairs([(s, s[::-1]) for s in sources], name="reversal", seed=1)
 
 
 def _loader(data, which="train"):
