@@ -60,7 +60,8 @@ def child(setting: str, repeats: int) -> dict[str, float]:
     from seq2seq_lib.encoder_decoder import greedy_decode
     from seq2seq_lib.losses import masked_cross_entropy
     from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
-    from seq2seq_lib.tasks import SequenceModel, make_task, train_sequence_model
+    from seq2seq_lib.sequence_model import SequenceModel, train_sequence_model
+    from seq2seq_lib.tasks import make_task
 
     _, threads, onednn = SETTINGS[setting]
     if threads is not None:

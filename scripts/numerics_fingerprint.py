@@ -41,7 +41,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from seq2seq_lib import bptt, numerics, synthetic, tasks, training
+from seq2seq_lib import bptt, numerics, sequence_model, synthetic, tasks, training
 from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
 from seq2seq_lib.beam import beam_decoder
 from seq2seq_lib.encoder_decoder import greedy_decode
@@ -116,8 +116,9 @@ def bptt_norms(g: torch.Generator) -> str:
 def task_training() -> str:
     task = tasks.make_task("first_token", 30)
     torch.manual_seed(0)
-    model = tasks.SequenceModel("gru", task.input_size, 32, task.output_size, keep_bias=3.0)
-    history = tasks.train_sequence_model(model, task, steps=100, batch_size=64, seed=0)
+    model = sequence_model.SequenceModel("gru", task.input_size, 32, task.output_size,
+                                         keep_bias=3.0)
+    history = sequence_model.train_sequence_model(model, task, steps=100, batch_size=64, seed=0)
     return digest(history["loss"], *model.parameters())
 
 

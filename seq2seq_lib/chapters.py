@@ -34,7 +34,7 @@ MODULE_CHAPTER: dict[str, int] = {
     # chapter 1: backpropagation through time
     "bptt": 1, "exercises.bptt": 1,
     # chapters 2-5: gated cells, layers over time, synthetic tasks
-    "cells": 2, "rnn": 2, "tasks": 2, "exercises.gated": 2,
+    "cells": 2, "rnn": 2, "tasks": 2, "sequence_model": 2, "exercises.gated": 2,
     "exercises.layers": 4,
     # chapter 6: the encoder-decoder, its data, training, greedy decoding and evaluation
     "download": 6, "corpus": 6, "vocab": 6, "batches": 6, "batching": 6, "synthetic": 6,

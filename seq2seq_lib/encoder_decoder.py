@@ -31,17 +31,10 @@ states are transposed to ``(N, num_layers, h)`` inside it.
 :class:`RNNEncoder` packs the padded batch (``pack_padded_sequence``), so the final state is
 the state after the last *real* token: padding never changes it.
 
-The model of Cho et al. (2014), :class:`ChoDecoder`, conditions every step on the summary
-
-.. math::
-
-    c = \\tanh(V h_S), \\qquad h'_0 = \\tanh(V' c), \\qquad
-    h'_t = \\operatorname{GRU}([e(y_{t-1}); c], h'_{t-1}), \\qquad
-    p(y_t \\mid y_{<t}, c) = \\operatorname{softmax}(W_o [h'_t; e(y_{t-1}); c] + b_o),
-
-where :math:`h_S` is the encoder's last state and :math:`e` the target embedding. (The paper
-also passes :math:`c` into the reset and update gates — feeding :math:`[e(y_{t-1}); c]` as the
-GRU input does exactly that — and puts a maxout layer before the softmax, which we leave out.)
+The model of Cho et al. (2014), :class:`ChoDecoder`, conditions every step on a summary
+:math:`c` of the source (the formulas are in its docstring). The paper also passes :math:`c`
+into the reset and update gates — feeding :math:`[e(y_{t-1}); c]` as the GRU input does
+exactly that — and puts a maxout layer before the softmax, which we leave out.
 """
 
 from __future__ import annotations
@@ -56,6 +49,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from seq2seq_lib.decoding import greedy_search
+from seq2seq_lib.losses import sequence_log_prob
 from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID
 
 State = dict[str, torch.Tensor]
@@ -73,26 +67,6 @@ def _check_source(src: torch.Tensor, src_lengths: torch.Tensor) -> None:
         raise ValueError(
             f"src_lengths must lie in 1..{src.shape[1]}, got {src_lengths.tolist()}"
         )
-
-
-def sequence_log_prob(log_probs: torch.Tensor, targets: torch.Tensor, pad_id: int) -> torch.Tensor:
-    """:math:`\\log p(y \\mid x) = \\sum_t m_t \\log p(y_t \\mid y_{<t}, x)` per sequence.
-
-    Args:
-        log_probs: ``(N, T, V)`` log-probabilities (log-softmax of the decoder's logits).
-        targets: ``(N, T)`` token ids; positions equal to ``pad_id`` (:math:`m_t = 0`) add 0.
-
-    Returns:
-        ``(N,)``: the log-probability of each whole target sequence.
-    """
-    if log_probs.dim() != 3 or targets.shape != log_probs.shape[:2]:
-        raise ValueError(
-            f"expected log_probs (N, T, V) and targets (N, T), got {tuple(log_probs.shape)} "
-            f"and {tuple(targets.shape)}"
-        )
-    mask = targets != pad_id
-    token = log_probs.gather(-1, targets.masked_fill(~mask, 0).unsqueeze(-1)).squeeze(-1)
-    return torch.where(mask, token, torch.zeros_like(token)).sum(1)
 
 
 # --------------------------------------------------------------------------- interfaces
@@ -307,17 +281,9 @@ class RNNEncoder(Encoder):
     is :math:`\\overleftarrow h_1`.
     """
 
-    def __init__(
-        self,
-        vocab_size: int,
-        embed_size: int,
-        hidden_size: int,
-        *,
-        num_layers: int = 1,
-        cell: str = "gru",
-        dropout: float = 0.0,
-        bidirectional: bool = False,
-    ) -> None:
+    def __init__(self, vocab_size: int, embed_size: int, hidden_size: int, *,
+                 num_layers: int = 1, cell: str = "gru", dropout: float = 0.0,
+                 bidirectional: bool = False) -> None:
         super().__init__()
         rnns = {"gru": nn.GRU, "lstm": nn.LSTM}
         if cell not in rnns:
@@ -336,9 +302,8 @@ class RNNEncoder(Encoder):
     def forward(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, EncState]:
         _check_source(src, src_lengths)
         emb = self.dropout(self.embedding(src))
-        packed = pack_padded_sequence(
-            emb, src_lengths.cpu(), batch_first=True, enforce_sorted=False
-        )
+        packed = pack_padded_sequence(emb, src_lengths.cpu(), batch_first=True,
+                                      enforce_sorted=False)
         outputs, state = self.rnn(packed)
         outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=src.shape[1])
         return outputs, state
@@ -366,11 +331,14 @@ class ChoDecoder(Decoder):
         h'_t = \\operatorname{GRU}([e(y_{t-1}); c], h'_{t-1}), \\quad
         o_t = W_o [h'_t; e(y_{t-1}); c] + b_o.
 
+    where :math:`h_S` is the encoder's last state (its top layer) and :math:`e` the target
+    embedding; :math:`p(y_t \\mid y_{<t}, c) = \\operatorname{softmax}(o_t)`.
+
     Args:
         vocab_size: target vocabulary size :math:`V`.
         embed_size: size of :math:`e(y)`.
         hidden_size: size of :math:`h'_t` and of :math:`c`.
-        enc_hidden_size: size of the encoder's last state :math:`h_S` (its top layer is used).
+        enc_hidden_size: size of the encoder's last state :math:`h_S`.
 
     State: ``{"h": (N, 1, hidden_size), "c": (N, hidden_size)}``.
     """

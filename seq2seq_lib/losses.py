@@ -1,4 +1,4 @@
-"""The sequence loss: token-level cross-entropy that ignores padding.
+"""The sequence loss: token-level cross-entropy that ignores padding, and log p(y | x).
 
 A batch of target sentences of different lengths is padded to a common length ``T``. The
 decoder still produces a distribution at the padded positions, but those are not words of
@@ -14,6 +14,9 @@ targets :math:`y_{b,t}` and the mask :math:`m_{b,t} = [y_{b,t} \\ne \\text{pad}]
 would weight a word of a short sentence more than a word of a long one). It equals
 ``F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1), ignore_index=pad_id)``, and
 :math:`\\exp(L)` is the per-token perplexity.
+
+:func:`sequence_log_prob` sums the other way, per sentence: :math:`\\log p(y \\mid x) =
+\\sum_t m_t \\log p(y_t \\mid y_{<t}, x)`, the score that ranks candidate translations.
 """
 
 from __future__ import annotations
@@ -71,3 +74,23 @@ def masked_cross_entropy(
     if reduction == "sum":
         return total
     return total / mask.sum().clamp(min=1)
+
+
+def sequence_log_prob(log_probs: torch.Tensor, targets: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """:math:`\\log p(y \\mid x) = \\sum_t m_t \\log p(y_t \\mid y_{<t}, x)` per sequence.
+
+    Args:
+        log_probs: ``(N, T, V)`` log-probabilities (log-softmax of the decoder's logits).
+        targets: ``(N, T)`` token ids; positions equal to ``pad_id`` (:math:`m_t = 0`) add 0.
+
+    Returns:
+        ``(N,)``: the log-probability of each whole target sequence.
+    """
+    if log_probs.dim() != 3 or targets.shape != log_probs.shape[:2]:
+        raise ValueError(
+            f"expected log_probs (N, T, V) and targets (N, T), got {tuple(log_probs.shape)} "
+            f"and {tuple(targets.shape)}"
+        )
+    mask = targets != pad_id
+    token = log_probs.gather(-1, targets.masked_fill(~mask, 0).unsqueeze(-1)).squeeze(-1)
+    return torch.where(mask, token, torch.zeros_like(token)).sum(1)

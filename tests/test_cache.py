@@ -79,14 +79,14 @@ def test_the_library_code_of_a_model_is_what_builds_and_trains_it():
     # a notebook's code: found through the functions, classes and modules it names
     assert cache.model_modules(lambda: nn.Linear(2, 2), lambda m: {}) == (
         chapters.import_closure({"numerics"}))
-    assert "tasks" in cache.model_modules(lambda: None, lambda m: training_task(m))
+    assert "sequence_model" in cache.model_modules(lambda: None, lambda m: training_task(m))
     assert "bleu" in cache.model_modules(Helper, lambda m: {})
 
 
 def training_task(model):
-    from seq2seq_lib import tasks
+    from seq2seq_lib import sequence_model
 
-    return tasks.train_sequence_model
+    return sequence_model.train_sequence_model
 
 
 class Helper(nn.Module):

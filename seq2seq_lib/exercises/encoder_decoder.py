@@ -3,7 +3,7 @@
 The reader writes ``sequence_log_prob(log_probs, targets, pad_id)`` — for each sequence
 :math:`\\log p(y \\mid x) = \\sum_t \\log p(y_t \\mid y_{<t}, x)` over its real (non-padding)
 tokens — and :func:`check_sequence_log_prob` compares it with
-:func:`seq2seq_lib.encoder_decoder.sequence_log_prob`.
+:func:`seq2seq_lib.losses.sequence_log_prob`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from collections.abc import Callable
 
 import torch
 
-from seq2seq_lib.encoder_decoder import sequence_log_prob
 from seq2seq_lib.exercises import (
     assert_close,
     assert_differentiable,
@@ -20,6 +19,7 @@ from seq2seq_lib.exercises import (
     assert_tensor,
     passed,
 )
+from seq2seq_lib.losses import sequence_log_prob
 
 ScoreFn = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
 EXERCISE = "Exercise 6.1"
