@@ -776,8 +776,8 @@ def translator_pipeline() -> Card:
     chain = top + bottom
     for a, b in zip(chain, chain[1:], strict=False):
         card.arrow(a, b)
-    ckpt = card.box(4.5, 0.55, "translator-fr-en.pt: weights, both vocabularies, builder and its "
-                    "arguments, lower-casing, languages", w=8.3, h=0.38, color=ORANGE, size=SMALL)
+    ckpt = card.box(4.5, 0.55, "translator-fr-en.pt: weights, both vocabularies, model class and "
+                    "config, lower-casing, languages", w=8.3, h=0.38, color=ORANGE, size=SMALL)
     card.arrow(ckpt.side("n", 3.3), bottom[0], dashed=True, color=ORANGE)
     card.text(4.5, 0.95, "load_translator: one file rebuilds the whole pipeline", size=SMALL,
               color=MUTED)

@@ -28,6 +28,8 @@ PACKAGE = "seq2seq_lib"
 ROOT = Path(__file__).resolve().parent
 """The folder of the ``seq2seq_lib`` package."""
 
+#: ``{module: the chapter that introduces it}`` for every module of the package, in course
+#: order (the API reference lists the modules in this order).
 MODULE_CHAPTER: dict[str, int] = {
     # chapter 0: infrastructure
     "numerics": 0, "device": 0, "cache": 0, "chapters": 0, "exercises": 0,

@@ -69,6 +69,13 @@ def test_every_chapter_introduces_what_it_imports_first():
             assert chapters.MODULE_CHAPTER[module] == chapter, (module, chapter)
 
 
+def test_the_api_page_lists_the_modules_in_course_order():
+    page = (Path(__file__).resolve().parents[1] / "api.md").read_text(encoding="utf-8")
+    listed = re.findall(r"automodule:: seq2seq_lib\.([\w.]+)", page)
+    assert listed == list(chapters.MODULE_CHAPTER)
+    assert list(chapters.MODULE_CHAPTER.values()) == sorted(chapters.MODULE_CHAPTER.values())
+
+
 def test_no_import_cycles():
     graph = {m: chapters.library_imports(m) for m in chapters.library_modules()}
     state: dict[str, int] = {}  # 1: on the current path, 2: done

@@ -19,7 +19,7 @@ from seq2seq_lib.encoder_decoder import (
 from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID
 
 
-def cho_model(src: int, tgt: int, **sizes) -> ChoModel:
+def make_cho(src: int, tgt: int, **sizes) -> ChoModel:
     return ChoModel(ChoConfig(src, tgt, **sizes))
 
 
@@ -76,7 +76,7 @@ def _batch():
 
 def test_cho_decoder_shapes_and_context():
     torch.manual_seed(0)
-    model = cho_model(20, 15, embed_size=6, hidden_size=10).eval()
+    model = make_cho(20, 15, embed_size=6, hidden_size=10).eval()
     b = _batch()
     logits = model(b.src, b.src_lengths, b.tgt_in)
     assert logits.shape == (3, b.tgt_in.shape[1], 15)
@@ -97,7 +97,7 @@ def test_cho_decoder_shapes_and_context():
 
 def test_step_by_step_equals_teacher_forced_forward():
     torch.manual_seed(0)
-    model = cho_model(20, 15, embed_size=6, hidden_size=10).eval()
+    model = make_cho(20, 15, embed_size=6, hidden_size=10).eval()
     b = _batch()
     full = torch.log_softmax(model(b.src, b.src_lengths, b.tgt_in), -1)
     state = model.init_state(b.src, b.src_lengths)
@@ -108,7 +108,7 @@ def test_step_by_step_equals_teacher_forced_forward():
 
 def test_score_is_the_sum_of_token_log_probs():
     torch.manual_seed(0)
-    model = cho_model(20, 15, embed_size=6, hidden_size=10).eval()
+    model = make_cho(20, 15, embed_size=6, hidden_size=10).eval()
     b = _batch()
     tgt = torch.tensor([[5, 6, 7, 0, 0], [8, 9, 10, 11, 12], [4, 0, 0, 0, 0]])
     scores = model.score(b.src, b.src_lengths, tgt).detach()
@@ -192,7 +192,7 @@ def test_greedy_stops_each_sentence_at_eos_and_respects_max_len():
 
 def test_teacher_forcing_ratio_one_and_zero():
     torch.manual_seed(0)
-    model = cho_model(20, 15, embed_size=6, hidden_size=10).eval()
+    model = make_cho(20, 15, embed_size=6, hidden_size=10).eval()
     b = _batch()
     tf = model(b.src, b.src_lengths, b.tgt_in, teacher_forcing=1.0)
     # ratio 0: the decoder reads its own greedy outputs, i.e. what greedy decoding produces

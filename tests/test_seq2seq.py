@@ -17,7 +17,7 @@ from seq2seq_lib.seq2seq import (
 from seq2seq_lib.vocab import EOS_ID
 
 
-def sutskever_model(src: int, tgt: int, **sizes) -> Seq2SeqModel:
+def make_seq2seq(src: int, tgt: int, **sizes) -> Seq2SeqModel:
     return Seq2SeqModel(Seq2SeqConfig(src, tgt, **sizes))
 
 
@@ -29,7 +29,7 @@ def _batch(reverse: bool):
 @pytest.mark.parametrize("layers", [1, 3])
 def test_shapes_state_layout_and_step(layers):
     torch.manual_seed(0)
-    model = sutskever_model(12, 9, embed_size=4, hidden_size=6, num_layers=layers).eval()
+    model = make_seq2seq(12, 9, embed_size=4, hidden_size=6, num_layers=layers).eval()
     assert model.reverse_source
     assert model.encoder.rnn.num_layers == layers == model.decoder.rnn.num_layers
     b = _batch(True)
@@ -49,7 +49,7 @@ def test_shapes_state_layout_and_step(layers):
 
 def test_reversal_changes_what_the_encoder_reads():
     torch.manual_seed(0)
-    model = sutskever_model(12, 9, embed_size=4, hidden_size=6, num_layers=2).eval()
+    model = make_seq2seq(12, 9, embed_size=4, hidden_size=6, num_layers=2).eval()
     fwd, rev = _batch(False), _batch(True)
     assert rev.src[0].tolist() == [8, 7, 6, 5, EOS_ID]
     a = model.init_state(fwd.src, fwd.src_lengths)["h"]

@@ -1,4 +1,4 @@
-"""Tests of seq2seq_lib.synthetic: the dates → ISO task and sequence reversal."""
+"""Tests of seq2seq_lib.synthetic: the dates → ISO task."""
 
 from __future__ import annotations
 

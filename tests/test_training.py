@@ -25,7 +25,7 @@ from seq2seq_lib.training import (
 )
 
 
-def cho_model(src: int, tgt: int, **sizes) -> ChoModel:
+def make_cho(src: int, tgt: int, **sizes) -> ChoModel:
     return ChoModel(ChoConfig(src, tgt, **sizes))
 
 
@@ -86,7 +86,7 @@ def _loader(data, which="train"):
 
 def test_tiny_model_overfits_tiny_dataset(tiny):
     torch.manual_seed(0)
-    model = cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=16, hidden_size=64)
+    model = make_cho(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=16, hidden_size=64)
     hist = train(model, _loader(tiny), TrainConfig(epochs=150, lr=1e-2, log_every=4),
                  progress=False)
     assert hist["epoch_loss"][-1] < 0.05 < hist["epoch_loss"][0]
@@ -130,7 +130,7 @@ def test_checkpoint_resume_gives_identical_training(tiny, tmp_path, bucketed):
 def test_teacher_forcing_changes_training_and_free_running_is_harder(tiny):
     def run(ratio):
         torch.manual_seed(0)
-        model = cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=8, hidden_size=16)
+        model = make_cho(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=8, hidden_size=16)
         h = train(model, _loader(tiny),
                   TrainConfig(epochs=3, lr=1e-2, teacher_forcing=ratio, log_every=1),
                   progress=False)
@@ -158,7 +158,7 @@ def test_schedule_is_called_with_the_update_count(tiny):
         return 1.0
 
     torch.manual_seed(0)
-    model = cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8)
+    model = make_cho(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8)
     h = train(model, _loader(tiny), TrainConfig(epochs=2, teacher_forcing=schedule, steps=5),
               progress=False)
     assert seen == [0, 1, 2, 3, 4] and h["updates"] == 5
@@ -168,7 +168,7 @@ def test_schedule_is_called_with_the_update_count(tiny):
 
 def test_valid_every_records_a_validation_curve(tiny):
     torch.manual_seed(0)
-    model = cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8)
+    model = make_cho(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8)
     valid = _loader(tiny, "valid")
     h = train(model, _loader(tiny), TrainConfig(epochs=3, valid_every=2), valid_loader=valid,
               progress=False)
@@ -185,7 +185,7 @@ def test_fit_is_train_over_bucketed_batches_with_a_validation_sample(tiny):
 
     def fresh(reverse):
         torch.manual_seed(0)
-        return cho_model(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8,
+        return make_cho(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8,
                          reverse_source=reverse)
 
     for reverse in (False, True):
