@@ -16,7 +16,12 @@ from seq2seq_lib.encoder_decoder import (
     RNNEncoder,
     greedy_decode,
 )
+from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
 from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID
+
+
+def make_seq2seq(src: int, tgt: int, **sizes) -> Seq2SeqModel:
+    return Seq2SeqModel(Seq2SeqConfig(src, tgt, **sizes))
 
 
 def make_cho(src: int, tgt: int, **sizes) -> ChoModel:
@@ -212,3 +217,65 @@ def test_teacher_forcing_ratio_one_and_zero():
     assert half.shape == tf.shape
     with pytest.raises(ValueError, match="teacher_forcing"):
         model(b.src, b.src_lengths, b.tgt_in, teacher_forcing=1.5)
+
+
+def _reference_greedy(model, src, lengths, max_len):
+    """Greedy decoding written out (the loop the library had before it used greedy_search):
+    argmax at every step, finished sentences fed <pad>, stop when all have ended."""
+    model.eval()
+    with torch.no_grad():
+        state = model.init_state(src, lengths)
+        prefix = torch.full((src.shape[0], 1), BOS_ID, dtype=torch.long)
+        done = torch.zeros(src.shape[0], dtype=torch.bool)
+        for _ in range(max_len):
+            log_probs, state = model.step(prefix, state)
+            token = log_probs.argmax(-1).masked_fill(done, PAD_ID)
+            prefix = torch.cat([prefix, token[:, None]], 1)
+            done |= token == EOS_ID
+            if bool(done.all()):
+                break
+    rows = prefix[:, 1:].tolist()
+    return [row[: row.index(EOS_ID)] if EOS_ID in row else row for row in rows]
+
+
+def _translator(style, **more):
+    from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
+
+    return TranslatorModel(TranslatorConfig(30, 25, style=style, embed_size=8, hidden_size=12,
+                                            **more))
+
+
+GREEDY_MODELS = {  # a model, and the bias on <eos> that makes its sentences end at varied steps
+    "cho": (lambda: make_cho(30, 25, embed_size=8, hidden_size=12), "out", 0.0),
+    "seq2seq": (lambda: make_seq2seq(30, 25, embed_size=8, hidden_size=12, num_layers=2),
+                "out", 1.0),
+    "luong": (lambda: _translator("luong"), "W_s", 2.0),
+    "luong-feeding": (lambda: _translator("luong", score="dot", input_feeding=True), "W_s", 2.0),
+    "bahdanau": (lambda: _translator("bahdanau"), "out", 2.0),
+    "bahdanau-unidirectional": (lambda: _translator("bahdanau", bidirectional_encoder=False),
+                                "out", 2.0),
+    "none": (lambda: _translator("none"), "W_s", 1.0),
+}
+
+
+@pytest.mark.parametrize("kind", list(GREEDY_MODELS))
+def test_greedy_search_gives_the_tokens_of_a_plain_argmax_loop(kind):
+    """The one greedy path (decoding.greedy_search, through greedy_decode and
+    EncoderDecoder.greedy) decodes every model exactly like the plain loop."""
+    build, output_layer, eos_bias = GREEDY_MODELS[kind]
+    torch.manual_seed(3)
+    model = build()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(3.0)  # large weights: varied outputs
+        getattr(model.decoder, output_layer).bias[EOS_ID] += eos_bias
+    g = torch.Generator().manual_seed(5)
+    src = torch.randint(4, 30, (16, 6), generator=g)
+    lengths = torch.randint(1, 7, (16,), generator=g)
+    for i, n in enumerate(lengths.tolist()):
+        src[i, n:] = PAD_ID
+    expected = _reference_greedy(model, src, lengths, 9)
+    assert greedy_decode(model, src, lengths, max_len=9) == expected
+    assert model.greedy(src, lengths, max_len=9) == expected
+    # some sentences end while others go on (their rows keep being computed, then ignored)
+    assert len({len(e) for e in expected}) > 1, "the test needs sentences of several lengths"
