@@ -297,9 +297,16 @@ class TranslatorConfig:
 
 
 class TranslatorModel(EncoderDecoder):
-    """A GRU :class:`~seq2seq_lib.encoder_decoder.RNNEncoder` (bidirectional for Bahdanau) and
-    a :class:`LuongDecoder`, a :class:`BahdanauDecoder` or the no-attention
-    :class:`PlainDecoder`, built from a :class:`TranslatorConfig` (kept as ``self.config``)."""
+    """A translator of chapter 8, built from a :class:`TranslatorConfig` (kept as
+    ``self.config``): a GRU :class:`~seq2seq_lib.encoder_decoder.RNNEncoder` (bidirectional
+    for Bahdanau) producing :math:`\\bar h_1, \\dots, \\bar h_S`, and a :class:`LuongDecoder`,
+    a :class:`BahdanauDecoder` or the no-attention :class:`PlainDecoder` (the equations are in
+    the module docstring).
+
+    Inputs of ``forward``: ``src`` ``(B, S)``, ``src_lengths`` ``(B,)``, ``tgt_in`` ``(B, T)``;
+    output: logits ``(B, T, tgt_vocab_size)``. The decoder state (:meth:`init_state`,
+    :meth:`step`) holds the attention weights ``(N, T, S)`` of the last call.
+    """
 
     config_class = TranslatorConfig
 

@@ -60,13 +60,10 @@ def _check_source(src: torch.Tensor, src_lengths: torch.Tensor) -> None:
     if src.dim() != 2:
         raise ValueError(f"src must be (B, S) token ids, got shape {tuple(src.shape)}")
     if src_lengths.shape != src.shape[:1]:
-        raise ValueError(
-            f"src_lengths must be (B,) = ({src.shape[0]},), got {tuple(src_lengths.shape)}"
-        )
+        raise ValueError(f"src_lengths must be (B,) = ({src.shape[0]},), got "
+                         f"{tuple(src_lengths.shape)}")
     if src.shape[0] and (int(src_lengths.min()) < 1 or int(src_lengths.max()) > src.shape[1]):
-        raise ValueError(
-            f"src_lengths must lie in 1..{src.shape[1]}, got {src_lengths.tolist()}"
-        )
+        raise ValueError(f"src_lengths must lie in 1..{src.shape[1]}, got {src_lengths.tolist()}")
 
 
 # --------------------------------------------------------------------------- interfaces
@@ -121,7 +118,7 @@ class EncoderDecoder(nn.Module):
 
     config_class: ClassVar[type | None] = None
 
-    def __init__(self, encoder: Encoder, decoder: Decoder, *, reverse_source: bool = False):
+    def __init__(self, encoder: Encoder, decoder: Decoder, *, reverse_source: bool = False) -> None:
         super().__init__()
         self.encoder = encoder
         self.decoder = decoder
@@ -390,8 +387,18 @@ class ChoConfig:
 
 
 class ChoModel(EncoderDecoder):
-    """The RNN encoder–decoder of Cho et al. (2014): a GRU :class:`RNNEncoder` and a
-    :class:`ChoDecoder`, built from a :class:`ChoConfig` (kept as ``self.config``)."""
+    r"""The RNN encoder–decoder of Cho et al. (2014), built from a :class:`ChoConfig` (kept as
+    ``self.config``): a GRU :class:`RNNEncoder` and a :class:`ChoDecoder`,
+
+    .. math::
+
+        h_t = \operatorname{GRU}(e(x_t), h_{t-1}), \quad c = \tanh(V h_S), \quad
+        h'_t = \operatorname{GRU}([e(y_{t-1}); c], h'_{t-1}), \quad
+        p(y_t \mid y_{<t}, x) = \operatorname{softmax}(W_o [h'_t; e(y_{t-1}); c] + b_o).
+
+    Inputs of ``forward``: ``src`` ``(B, S)``, ``src_lengths`` ``(B,)``, ``tgt_in`` ``(B, T)``;
+    output: logits ``(B, T, tgt_vocab_size)``.
+    """
 
     config_class = ChoConfig
 

@@ -119,9 +119,19 @@ class Seq2SeqConfig:
 
 
 class Seq2SeqModel(EncoderDecoder):
-    """The deep-LSTM seq2seq model: an LSTM :class:`~seq2seq_lib.encoder_decoder.RNNEncoder`
-    (packed) and an :class:`LSTMDecoder` with the same number of layers and hidden size,
-    built from a :class:`Seq2SeqConfig` (kept as ``self.config``)."""
+    r"""The deep-LSTM seq2seq model, built from a :class:`Seq2SeqConfig` (kept as
+    ``self.config``): an :math:`L`-layer LSTM :class:`~seq2seq_lib.encoder_decoder.RNNEncoder`
+    (packed) whose final states :math:`(h^{(l)}_S, c^{(l)}_S)` start an :math:`L`-layer
+    :class:`LSTMDecoder` of the same hidden size,
+
+    .. math::
+
+        p(y_t \mid v, y_{<t}) = \operatorname{softmax}(W_o h^{(L)}_t + b_o).
+
+    Inputs of ``forward``: ``src`` ``(B, S)`` (reversed words when ``reverse_source``),
+    ``src_lengths`` ``(B,)``, ``tgt_in`` ``(B, T)``; output: logits
+    ``(B, T, tgt_vocab_size)``.
+    """
 
     config_class = Seq2SeqConfig
 
