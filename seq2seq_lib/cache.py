@@ -108,9 +108,9 @@ def _library_uses(obj: Any, seen: set[int]) -> set[str]:
     if not isinstance(module, str) or _installed(module):
         return set()
     if isinstance(obj, type):
-        members = [*vars(obj).values(), *obj.__bases__]
-        return set().union(set(), *(_library_uses(getattr(m, "__func__", m), seen)
-                                    for m in members))
+        members = [*vars(obj).values(), *obj.__bases__]  # methods (of static/classmethods
+        return set().union(*(_library_uses(getattr(m, "__func__", m), seen)  # their function)
+                             for m in members))
     if isinstance(obj, types.FunctionType):
         found: set[str] = set()
         codes, names = [obj.__code__], set()
@@ -142,6 +142,8 @@ def _installed(module: str) -> bool:
     """Whether ``module`` belongs to Python or to an installed package (torch, NumPy, ...),
     whose code :func:`_library_uses` does not read: only the user's own code (a notebook's
     ``__main__``, a script, a test) can use the library."""
+    if module == "__main__":  # a notebook or a script
+        return False
     top = module.partition(".")[0]
     if top in sys.stdlib_module_names or top == "builtins":
         return True
