@@ -25,7 +25,8 @@ import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU 
 import torch  # noqa: E402
 from _machine import machine  # noqa: E402
 
-from seq2seq_lib.decoding import beam_search, greedy_search  # noqa: E402
+from seq2seq_lib.beam import beam_search  # noqa: E402
+from seq2seq_lib.decoding import greedy_search  # noqa: E402
 
 V, EMB, HIDDEN, MAX_LEN, N_SENT, K = 5000, 64, 256, 20, 1000, 5
 BOS, EOS = 1, 2

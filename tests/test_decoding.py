@@ -103,10 +103,10 @@ def test_seed_greedy_example_numbers():
     assert math.exp(best.log_prob) == pytest.approx(0.048)
     assert s.sequence_prob(["A", "C", "B", "<eos>"]) == pytest.approx(0.054)
     # beam size 2 finds the better path that greedy missed
-    beam = beam_search(s, None, 1, ex.bos, ex.eos, 2, ex.max_len, n_best=2)
-    assert [s.decode(h.tokens) for h in beam.hypotheses[0]] == [
+    found = beam_search(s, None, 1, ex.bos, ex.eos, 2, ex.max_len, n_best=2)
+    assert [s.decode(h.tokens) for h in found.hypotheses[0]] == [
         ["A", "C", "B", "<eos>"], ["A", "B", "C", "<eos>"]]
-    assert math.exp(beam.best[0].log_prob) == pytest.approx(0.054)
+    assert math.exp(found.best[0].log_prob) == pytest.approx(0.054)
 
 
 def test_seed_greedy_example_beam3_finds_short_sentence_and_alpha_fixes_it():
