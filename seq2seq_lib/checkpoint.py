@@ -39,7 +39,7 @@ import dataclasses
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -181,10 +181,10 @@ class Checkpoint:
     model: EncoderDecoder
     src_vocab: Vocab
     tgt_vocab: Vocab
-    src_lang: str = "fr"
-    tgt_lang: str = "en"
-    lowercase: bool = True
-    metadata: dict[str, Any] = field(default_factory=dict)
+    src_lang: str
+    tgt_lang: str
+    lowercase: bool
+    metadata: dict[str, Any]
 
 
 def _load_error(err: Exception) -> str:
