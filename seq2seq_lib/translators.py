@@ -81,11 +81,10 @@ def translator_recipe(run: Run, data: TranslationData, *, teacher_forcing: str =
 
 
 def _translator_job(
-    run: Run, data: TranslationData, teacher_forcing: str, progress: bool, variant: Any,
+    run: Run, data: TranslationData, progress: bool, variant: Mapping[str, Any],
 ) -> tuple[str, dict[str, Any], Callable[[], TranslatorModel], Callable[..., Any]]:
     """``(name, key, build, train)`` of one translator, as train_or_load takes them."""
-    model_config, train_config = translator_recipe(run, data, teacher_forcing=teacher_forcing,
-                                                   **variant)
+    model_config, train_config = translator_recipe(run, data, **variant)
 
     def build() -> TranslatorModel:
         torch.manual_seed(0)
@@ -97,25 +96,25 @@ def _translator_job(
     key = {"model": model_config, "train": train_config, "data": {**DATA, "summary": data.summary()}}
     name = f"translator-{model_config.style}-{model_config.score or 'plain'}"
     name += "-reversed" * model_config.reverse_source
-    name += "-scheduled" * (teacher_forcing == "scheduled")
+    name += "-scheduled" * isinstance(train_config.teacher_forcing, Schedule)
     return name, key, build, train
 
 
-def train_translator(run: Run, data: TranslationData, *, teacher_forcing: str = "always",
-                     progress: bool = True, **variant: Any) -> cache.Trained:
-    """Train (or load) the translator ``variant`` (see :func:`translator_recipe`) on
-    ``data``'s training split. Its history (:func:`seq2seq_lib.training.train`) includes the
-    validation loss; ``trained.model.config`` rebuilds the architecture (e.g. to export it
-    for ``seq2seq-translate``)."""
-    name, key, build, train = _translator_job(run, data, teacher_forcing, progress, variant)
+def train_translator(run: Run, data: TranslationData, *, progress: bool = True,
+                     **variant: Any) -> cache.Trained:
+    """Train (or load) the translator ``variant`` (the keyword arguments of
+    :func:`translator_recipe`) on ``data``'s training split. Its history
+    (:func:`seq2seq_lib.training.train`) includes the validation loss;
+    ``trained.model.config`` rebuilds the architecture (e.g. to export it for
+    ``seq2seq-translate``)."""
+    name, key, build, train = _translator_job(run, data, progress, variant)
     return cache.train_or_load(name, key, build, train, device=run.device)
 
 
-def translator_path(run: Run, data: TranslationData, *, teacher_forcing: str = "always",
-                    **variant: Any) -> Path:
+def translator_path(run: Run, data: TranslationData, **variant: Any) -> Path:
     """The cache file of :func:`train_translator` ``(run, data, **variant)``; it exists
     when the model is cached."""
-    name, key, build, train = _translator_job(run, data, teacher_forcing, False, variant)
+    name, key, build, train = _translator_job(run, data, False, variant)
     return cache.cache_path(name, key, build, train)
 
 

@@ -77,10 +77,8 @@ def test_every_ablation_model_exports_and_loads(tiny_translation_data, tmp_path)
         if label == ablation.SEQ2SEQ_LABEL:
             model = build_seq2seq(seq2seq_recipe(QUICK, data)[0])
         else:
-            variant = dict(ablation.VARIANTS[label])
-            teacher_forcing = variant.pop("teacher_forcing", "always")
-            _, _, build, _ = translators._translator_job(QUICK, data, teacher_forcing, False,
-                                                         variant)
+            _, _, build, _ = translators._translator_job(QUICK, data, False,
+                                                         ablation.VARIANTS[label])
             model = build()
             assert isinstance(model, TranslatorModel)
         path = export_translator(tmp_path / "t.pt", model, data.src_vocab, data.tgt_vocab)
