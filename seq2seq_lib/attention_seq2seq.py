@@ -248,7 +248,7 @@ class TranslatorConfig:
         src_vocab_size, tgt_vocab_size: the vocabulary sizes.
         style: ``"luong"`` (:class:`LuongDecoder`), ``"bahdanau"`` (:class:`BahdanauDecoder`)
             or ``"none"`` (:class:`PlainDecoder`, no attention).
-        score: the score function (:data:`seq2seq_lib.attention.SCORES`); ``None`` is the
+        score: the score function (``seq2seq_lib.attention.SCORES``); ``None`` is the
             style's own, ``"general"`` for Luong and ``"additive"`` for Bahdanau (and the only
             choice for ``"none"``, which has no score).
         embed_size, hidden_size, num_layers: sizes (encoder and decoder alike).
@@ -304,8 +304,8 @@ class TranslatorModel(EncoderDecoder):
     the module docstring).
 
     Inputs of ``forward``: ``src`` ``(B, S)``, ``src_lengths`` ``(B,)``, ``tgt_in`` ``(B, T)``;
-    output: logits ``(B, T, tgt_vocab_size)``. The decoder state (:meth:`init_state`,
-    :meth:`step`) holds the attention weights ``(N, T, S)`` of the last call.
+    output: logits ``(B, T, tgt_vocab_size)``. The decoder state (from ``init_state`` and
+    ``step``) holds the attention weights ``(N, T, S)`` of the last call.
     """
 
     config_class = TranslatorConfig

@@ -379,7 +379,7 @@ def load_translation_data(
     """Find, read, tokenise, filter, split the corpus and build its vocabularies.
 
     Args:
-        path: the corpus file or a folder holding it (see :func:`find_corpus`).
+        path: the corpus file or a folder holding it (see :func:`~seq2seq_lib.corpus.find_corpus`).
         direction: ``"fr-en"`` (French source, English target; the course's main task) or
             ``"en-fr"``.
         max_len: pairs with more than ``max_len`` tokens on either side are dropped
@@ -388,7 +388,7 @@ def load_translation_data(
         lowercase: lower-case both sides (as d2l).
         num_pairs: keep a seeded random ``num_pairs`` of the filtered pairs (quick profile).
         fractions, seed: see :func:`split_by_source`.
-        **find: passed to :func:`find_corpus` (``cache_dir``, ``url``, ``opener``,
+        **find: passed to :func:`~seq2seq_lib.corpus.find_corpus` (``cache_dir``, ``url``, ``opener``,
             ``download``, ``verify``).
     """
     if direction not in DIRECTIONS:

@@ -156,13 +156,14 @@ def beam_search(
     or cut at ``max_len``) are ranked by :math:`\log P / L^{\alpha}` (module docstring).
 
     Args:
-        step, init_state, batch_size, bos, eos, max_len: as in :func:`greedy_search`.
+        step, init_state, batch_size, bos, eos, max_len: as in
+            :func:`~seq2seq_lib.decoding.greedy_search`.
         beam_size: :math:`k \ge 1` (it may exceed :math:`|\mathcal Y|`).
         alpha: the length-normalisation exponent :math:`\alpha`.
         n_best: how many hypotheses to return per sentence, ``1 <= n_best <= beam_size``
             (fewer when fewer than ``n_best`` have a non-zero probability).
         reorder_state: ``(state, index) -> state`` selecting rows; the default
-            :func:`index_state` indexes dim 0.
+            :func:`~seq2seq_lib.decoding.index_state` indexes dim 0.
         keep_history: record the beam after every step in ``result.history``.
         device: where the prefix tensor lives (default: the device of ``init_state``).
     """

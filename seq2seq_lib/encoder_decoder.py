@@ -112,7 +112,7 @@ class EncoderDecoder(nn.Module):
         reverse_source: the model expects the source words reversed (Sutskever et al., 2014);
             evaluation code reads this flag to build batches the same way as training.
 
-    A subclass built from a configuration dataclass sets :attr:`config_class` and keeps its
+    A subclass built from a configuration dataclass sets ``config_class`` and keeps its
     configuration as ``self.config``.
     """
 

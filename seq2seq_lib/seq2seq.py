@@ -149,8 +149,8 @@ class Seq2SeqModel(EncoderDecoder):
 
 # --------------------------------------------------------------------------- chapter 7's recipe
 
-#: The chapters' French→English task: sentences of at most 10 tokens, vocabularies of the
-#: words seen at least 3 times in the training split.
+#: The data settings of the chapters' French→English task (sentences of at most 10 tokens,
+#: vocabularies of the words seen at least 3 times in the training split).
 DATA: dict[str, Any] = {"direction": "fr-en", "max_len": 10, "min_freq": 3}
 
 
