@@ -4,7 +4,9 @@ The pipeline from the corpus (:mod:`seq2seq_lib.corpus`) to what a model reads:
 
 1. :func:`filter_pairs` drops empty and over-long pairs;
 2. :func:`split_by_source` splits the pairs into train / validation / test **by source
-   sentence** (no source sentence is in two splits);
+   sentence** (no source sentence is in two splits); :func:`sample_pairs` draws a seeded
+   random subset of a split (the corpus is sorted by length, so its first rows are its
+   shortest sentences);
 3. :meth:`TranslationData.from_pairs` does both and builds a :class:`~seq2seq_lib.vocab.Vocab`
    per language from the training split only;
 4. :class:`TranslationDataset` + :func:`collate` + :func:`make_loader` make padded
@@ -70,6 +72,24 @@ def split_by_source(
             which = memo[key] = 0 if u < cut_train else 1 if u < cut_valid else 2
         splits[which].append(pair)
     return splits
+
+
+def sample_pairs(pairs: Sequence[Any], n: int | None, *, seed: int = 0) -> list[Any]:
+    """A seeded random sample of ``n`` items of ``pairs``, kept in their order.
+
+    Use it wherever a subset of a split stands for the whole split (a validation sample,
+    a quick BLEU estimate): the corpus is sorted by sentence length and the splits keep
+    its order, so ``pairs[:n]`` would be the ``n`` shortest sentences. The same ``seed``
+    gives the same sample in every run (``random.Random(seed)``). ``n = None`` or
+    ``n >= len(pairs)`` returns all of them (a new list). Works on any sequence: pairs,
+    or the distinct sources of a split.
+    """
+    if n is None or n >= len(pairs):
+        return list(pairs)
+    if n < 0:
+        raise ValueError(f"n must be >= 0 or None, got {n}")
+    keep = sorted(random.Random(seed).sample(range(len(pairs)), n))
+    return [pairs[i] for i in keep]
 
 
 def filter_pairs(
@@ -304,8 +324,7 @@ class TranslationData:
         kept, dropped = filter_pairs(pairs, max_len)
         stats = {"pairs": len(pairs), **dropped, "kept": len(kept)}
         if num_pairs is not None and num_pairs < len(kept):
-            chosen = sorted(random.Random(seed).sample(range(len(kept)), num_pairs))
-            kept = [kept[i] for i in chosen]
+            kept = sample_pairs(kept, num_pairs, seed=seed)
             stats["subsampled"] = len(kept)
         train, valid, test = split_by_source(kept, fractions, seed=seed)
         stats.update(train=len(train), valid=len(valid), test=len(test))

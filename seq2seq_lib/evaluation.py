@@ -16,14 +16,13 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import sacrebleu
 import torch
 
-from seq2seq_lib.batches import Batch, collate, collate_sources, encode_source
+from seq2seq_lib.batches import Batch, collate, collate_sources, encode_source, sample_pairs
 from seq2seq_lib.encoder_decoder import EncoderDecoder, greedy_decode
 from seq2seq_lib.vocab import EOS_ID, PAD_ID, TokenPair, Vocab, detokenize
 
@@ -120,16 +119,15 @@ def bleu(
 
     Pairs with the same source are one test sentence with several references. Hypotheses
     and references are detokenised (:func:`~seq2seq_lib.vocab.detokenize`) before scoring.
-    ``limit`` scores a random sample of ``limit`` distinct sources (drawn with
-    ``random.Random(seed)``, kept in corpus order): a quicker, noisier estimate.
+    ``limit`` scores a random sample of ``limit`` distinct sources
+    (:func:`~seq2seq_lib.batches.sample_pairs` with ``seed``, kept in corpus order): a
+    quicker, noisier estimate.
     """
     refs_of: dict[tuple[str, ...], list[str]] = {}
     for src, tgt in pairs:
         refs_of.setdefault(tuple(src), []).append(detokenize(tgt, lang=lang))
     sources = [list(s) for s in refs_of]
-    if limit is not None and limit < len(sources):
-        keep = sorted(random.Random(seed).sample(range(len(sources)), limit))
-        sources = [sources[i] for i in keep]
+    sources = sample_pairs(sources, limit, seed=seed)
     if not sources:
         raise ValueError("bleu needs at least one pair")
     hyps = [

@@ -163,8 +163,9 @@ def seq2seq_recipe(run: Run, data: TranslationData) -> tuple[Seq2SeqConfig, Trai
     """Chapter 7's model and training run for the run's profile.
 
     ``quick``: 2 LSTM layers of 128 units, 1,200 updates of 64 pairs (about 0.7 epochs),
-    validation loss on 1,000 validation pairs every 100 updates. ``full``: the paper's
-    4 layers, of 1,024 units (512-dimensional embeddings), dropout 0.2, 12 epochs.
+    validation loss on a fixed random sample of 1,000 validation pairs every 100 updates.
+    ``full``: the paper's 4 layers, of 1,024 units (512-dimensional embeddings), dropout 0.2,
+    12 epochs.
     """
     model = Seq2SeqConfig(
         len(data.src_vocab), len(data.tgt_vocab), embed_size=run.pick(quick=128, full=512),

@@ -21,7 +21,7 @@ A :class:`TrainConfig` holds every choice of a training run (learning rate, batc
 budget, clipping, teacher forcing, seed, logging); its defaults are written there only.
 :func:`train` runs the loop over a given loader; :func:`fit` is the recipe the chapters share:
 length-bucketed batches of a :class:`~seq2seq_lib.batches.TranslationData`'s training split
-and the validation loss on its first validation pairs.
+and the validation loss on a fixed random sample of its validation pairs.
 
 :func:`train` keeps everything a chapter plots (loss per logged step and per epoch, the
 teacher-forcing ratio) as plain Python numbers, so :func:`seq2seq_lib.cache.train_or_load`
@@ -45,7 +45,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from seq2seq_lib.batches import Batch, TranslationData, TranslationDataset
+from seq2seq_lib.batches import Batch, TranslationData, TranslationDataset, sample_pairs
 from seq2seq_lib.batching import bucket_loader
 from seq2seq_lib.cache import load_checkpoint, save_atomic
 from seq2seq_lib.encoder_decoder import EncoderDecoder
@@ -129,8 +129,9 @@ class TrainConfig:
         seed: seeds the shuffling, dropout and teacher-forcing coins of every epoch.
         log_every: record the mean training loss of every ``log_every`` updates.
         valid_every: also record the validation loss every ``valid_every`` updates.
-        valid_pairs: :func:`fit` validates on the first ``valid_pairs`` validation pairs
-            (``None``: all of them) ...
+        valid_pairs: :func:`fit` validates on a fixed random sample of ``valid_pairs``
+            validation pairs (:func:`~seq2seq_lib.batches.sample_pairs`, seed 0, the same
+            sample whatever ``seed``; ``None``: all of them) ...
         valid_batch_size: ... in batches of this size.
     """
 
@@ -349,11 +350,12 @@ def fit(
 ) -> History:
     """Train ``model`` on ``data``'s training split: :func:`train` over length-bucketed
     batches of ``config.batch_size`` pairs (:func:`~seq2seq_lib.batching.bucket_loader`),
-    validated on the first ``config.valid_pairs`` validation pairs. Sources are reversed
-    when ``model.reverse_source``."""
+    validated on a fixed random sample of ``config.valid_pairs`` validation pairs
+    (:func:`~seq2seq_lib.batches.sample_pairs`, seed 0: not the first rows, which are the
+    shortest sentences). Sources are reversed when ``model.reverse_source``."""
     rev = model.reverse_source
     loader = bucket_loader(data.dataset("train"), config.batch_size, reverse_source=rev)
-    valid_set = TranslationDataset(data.valid[: config.valid_pairs], data.src_vocab,
-                                   data.tgt_vocab)
+    valid_set = TranslationDataset(sample_pairs(data.valid, config.valid_pairs),
+                                   data.src_vocab, data.tgt_vocab)
     valid = bucket_loader(valid_set, config.valid_batch_size, shuffle=False, reverse_source=rev)
     return train(model, loader, config, valid_loader=valid, device=device, progress=progress)

@@ -51,7 +51,8 @@ def translator_recipe(run: Run, data: TranslationData, *, teacher_forcing: str =
 
     ``quick``: a 1-layer GRU encoder–decoder, 128 units, 1,000 updates of 128 sentence pairs
     (about 1.1 epochs; a few CPU minutes). ``full``: 2 layers of 512 units, dropout 0.2,
-    12 epochs. Both: validation loss on 2,000 validation pairs every 250 updates.
+    12 epochs. Both: validation loss on a fixed random sample of 2,000 validation pairs
+    (:func:`~seq2seq_lib.batches.sample_pairs`) every 250 updates.
 
     Args:
         variant: :class:`~seq2seq_lib.attention_seq2seq.TranslatorConfig` fields that differ

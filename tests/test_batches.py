@@ -78,6 +78,34 @@ def test_real_splits_are_disjoint_and_filtered(real: B.TranslationData) -> None:
     assert real.train[0] == (["va", "!"], ["go", "."])  # direction fr-en
 
 
+def test_sample_pairs_is_seeded_ordered_and_without_repeats() -> None:
+    pairs = [(f"s{i}", f"t{i}") for i in range(50)]
+    sample = B.sample_pairs(pairs, 10, seed=3)
+    assert len(sample) == 10 == len(set(sample)) and set(sample) <= set(pairs)
+    assert sample == sorted(sample, key=pairs.index)  # corpus order kept
+    assert sample == B.sample_pairs(pairs, 10, seed=3) != B.sample_pairs(pairs, 10, seed=4)
+    assert sample != pairs[:10]
+    assert B.sample_pairs(pairs, None) == pairs == B.sample_pairs(pairs, 80)
+    assert B.sample_pairs(pairs, None) is not pairs
+    assert B.sample_pairs(pairs, 0) == []
+    with pytest.raises(ValueError, match="n must be"):
+        B.sample_pairs(pairs, -1)
+
+
+@needs_corpus
+def test_real_validation_sample_is_like_the_whole_split(real: B.TranslationData) -> None:
+    """The corpus is sorted by length, so the first rows of a split are its shortest
+    sentences; a sample must have about the split's mean target length."""
+
+    def mean_target_length(pairs: list[V.TokenPair]) -> float:
+        return sum(len(t) for _, t in pairs) / len(pairs)
+
+    whole = mean_target_length(real.valid)
+    sample = mean_target_length(B.sample_pairs(real.valid, 1000))
+    assert abs(sample - whole) < 0.05 * whole
+    assert mean_target_length(real.valid[:1000]) < 0.6 * whole  # what a prefix would give
+
+
 @needs_corpus
 def test_real_vocab_comes_from_train_only(real: B.TranslationData) -> None:
     counts = Counter(t for src, _ in real.train for t in src)

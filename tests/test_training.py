@@ -9,7 +9,8 @@ from dataclasses import replace
 import pytest
 import torch
 
-from seq2seq_lib.batches import TranslationData, TranslationDataset, make_loader
+from seq2seq_lib import training
+from seq2seq_lib.batches import TranslationData, TranslationDataset, make_loader, sample_pairs
 from seq2seq_lib.batching import bucket_loader
 from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
 from seq2seq_lib.evaluation import bleu, position_accuracy, translate
@@ -193,7 +194,26 @@ def test_fit_is_train_over_bucketed_batches_with_a_validation_sample(tiny):
         history = fit(model, tiny, config, progress=False)
         by_hand = fresh(reverse)
         loader = bucket_loader(tiny.dataset("train"), 8, reverse_source=reverse)
-        valid = bucket_loader(TranslationDataset(tiny.valid[:4], tiny.src_vocab, tiny.tgt_vocab),
-                              3, shuffle=False, reverse_source=reverse)
+        valid_set = TranslationDataset(sample_pairs(tiny.valid, 4), tiny.src_vocab,
+                                       tiny.tgt_vocab)
+        valid = bucket_loader(valid_set, 3, shuffle=False, reverse_source=reverse)
         assert history == train(by_hand, loader, config, valid_loader=valid, progress=False)
         assert history["valid_step"] and history["updates"] == 2 * len(loader)
+
+
+def test_fit_validates_on_a_random_sample_not_the_first_rows(tiny, monkeypatch):
+    """Splits keep the corpus order (sorted by length): the first rows are the shortest."""
+    by_length = replace(tiny, valid=sorted(tiny.valid, key=lambda p: len(p[1])))
+    seen = []
+
+    class Recording(TranslationDataset):
+        def __init__(self, pairs, *args, **kw):
+            seen.append(list(pairs))
+            super().__init__(pairs, *args, **kw)
+
+    monkeypatch.setattr(training, "TranslationDataset", Recording)
+    torch.manual_seed(0)
+    model = make_cho(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8)
+    fit(model, by_length, TrainConfig(batch_size=8, steps=1, valid_pairs=4), progress=False)
+    assert seen == [sample_pairs(by_length.valid, 4)]
+    assert seen[0] != by_length.valid[:4]
