@@ -580,7 +580,8 @@ def attend(card: Card, x0: float, query: str) -> tuple[Node, Node, Node]:
 
 def attention_decoders() -> Card:
     """Chapter 8: one decoder step of Luong's model (update, then attend) and of Bahdanau's
-    (attend with the previous state, then update), numbered in the order they compute."""
+    (attend with the previous state, then update the GRU; the maxout output reads the update's
+    inputs), numbered in the order they compute."""
     card = Card(9.4, 6.0)
     for x0, title in ((0.1, "Luong: update, then attend"), (4.8, "Bahdanau: attend, then update")):
         card.text(x0 + 2.4, 5.72, title, size=SIZE)
@@ -602,15 +603,24 @@ def attention_decoders() -> Card:
     card.text(5.55, 0.7, "$s_{t-1}$", size=SMALL + 1)
     card.arrow((5.55, 0.85), (5.55, score.y), score)
     dot(card, 5.55, score.y)
-    update = card.box(7.15, 4.45, r"$s_t=\mathrm{GRU}([e(y_{t-1});c_t],\,s_{t-1})$", w=3.9, h=0.4,
-                      color=PURPLE)
-    out = card.box(7.15, 5.2, r"$p(y_t)=\mathrm{softmax}(W_o[s_t;c_t;e(y_{t-1})])$", w=3.9, h=0.4,
-                   color=VERMILION)
-    card.arrow((5.55, score.y), (5.55, update.y - update.h / 2))
-    card.arrow(ctx, (ctx.x, update.y - update.h / 2))
-    card.text(6.25, 3.95, "$e(y_{t-1})$", size=SMALL + 1)
-    card.arrow((6.25, 4.07), (6.25, update.y - update.h / 2))
-    card.arrow(update, (out.x, out.y - out.h / 2))
+    # 4 and 5 read the same three inputs: s_{t-1} (left line), e(y_{t-1}) and c_t
+    out = card.box(7.15, 5.2, r"$p(y_t)=\mathrm{softmax}(W_o\,\mathrm{maxout}(U_o s_{t-1}+V_o e(y_{t-1})"
+                   r"+C_o c_t))$", w=3.9, h=0.4, color=VERMILION, size=SMALL + 1)
+    update = card.box(7.55, 4.45, r"$s_t=\mathrm{GRU}([e(y_{t-1});c_t],\,s_{t-1})$", w=2.3, h=0.4,
+                      color=PURPLE, size=SMALL)
+    bottom = out.y - out.h / 2
+    card.arrow((5.55, score.y), (5.55, bottom))
+    dot(card, 5.55, update.y)
+    card.arrow((5.55, update.y), update.side("w"))
+    card.text(6.0, 3.8, "$e(y_{t-1})$", size=SMALL + 1)
+    card.arrow((6.0, 3.93), (6.0, bottom))
+    dot(card, 6.0, 4.08)
+    card.arrow((6.0, 4.08), (6.65, 4.08), (6.65, update.y - update.h / 2))
+    card.arrow(ctx.side("n", -0.15), (ctx.x - 0.15, update.y - update.h / 2))
+    card.arrow(ctx.side("n", 1.0), (ctx.x + 1.0, bottom))
+    card.text(ctx.x + 1.12, 3.95, "$c_t$", size=SMALL + 1, ha="left")
+    card.text(5.62, 4.8, "$s_{t-1}$", size=SMALL, ha="left")
+    card.text(update.x, update.y + 0.33, "$s_t$: the next query", size=SMALL, color=MUTED)
     for i, node in enumerate((score, soft, ctx, update, out), 1):
         badge(card, node, i)
     card.ax.plot([4.75, 4.75], [0.25, 5.85], color=EDGE, lw=1)

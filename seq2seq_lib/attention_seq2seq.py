@@ -9,18 +9,20 @@ step can attend; all entries are batch-first, so searches can reorder them.
 *annotation* of source word :math:`s` is :math:`\bar h_s = [\overrightarrow h_s;
 \overleftarrow h_s]`, so it summarises the words on both sides of it. The decoder starts from
 the backward RNN's final state, :math:`s_0 = \tanh(W_{init} \overleftarrow h_1)`; the
-previous state :math:`s_{t-1}` is the query, and the context enters the recurrent update:
+previous state :math:`s_{t-1}` is the query, the context enters the recurrent update, and
+the output is a *deep output* with one maxout layer (the paper's appendix A.2.2):
 
 .. math::
 
     c_t = \sum_s a_t(s)\, \bar h_s,\quad a_t = \operatorname{softmax}_s
     \operatorname{score}(s_{t-1}, \bar h_s), \qquad
-    s_t = \operatorname{GRU}([e(y_{t-1}); c_t], s_{t-1}), \qquad
-    o_t = W_o [s_t; c_t; e(y_{t-1})] + b_o .
+    s_t = \operatorname{GRU}([e(y_{t-1}); c_t], s_{t-1}),
 
-(The paper's output layer is a maxout over :math:`s_{t-1}`, :math:`e(y_{t-1})` and
-:math:`c_t`; we keep the linear layer above. With ``bidirectional_encoder=False`` the decoder
-starts from the unidirectional encoder's final state, like the others.)
+    \tilde t_t = U_o s_{t-1} + V_o e(y_{t-1}) + C_o c_t, \qquad
+    t_{t,j} = \max(\tilde t_{t,2j-1}, \tilde t_{t,2j}), \qquad o_t = W_o t_t .
+
+(With ``bidirectional_encoder=False`` the decoder starts from the unidirectional encoder's
+final state, like the others.)
 
 **Luong et al. (2015): update, then attend and combine.** The new state :math:`h_t` is the
 query; context and state are combined into the attentional state :math:`\tilde h_t`, which
@@ -77,7 +79,33 @@ def source_mask(src_lengths: torch.Tensor, max_len: int) -> torch.Tensor:
 
 
 class BahdanauDecoder(Decoder):
-    """Attend with :math:`s_{t-1}`, then update the GRU with the context (see module docstring).
+    r"""Attend with :math:`s_{t-1}`, update the GRU with the context, predict with a maxout
+    deep output (Bahdanau et al., 2015; see the module docstring).
+
+    Step :math:`t` reads the previous token :math:`y_{t-1}` and the previous state
+    :math:`s_{t-1}` (the top layer's, with several layers):
+
+    .. math::
+
+        a_t = \operatorname{softmax}_s \operatorname{score}(s_{t-1}, \bar h_s), \qquad
+        c_t = \sum_s a_t(s)\, \bar h_s, \qquad
+        s_t = \operatorname{GRU}([e(y_{t-1}); c_t], s_{t-1}),
+
+        \tilde t_t = U_o s_{t-1} + V_o e(y_{t-1}) + C_o c_t, \qquad
+        t_{t,j} = \max(\tilde t_{t,2j-1}, \tilde t_{t,2j}) \ (j = 1, \dots, l), \qquad
+        p(y_t \mid y_{<t}, x) = \operatorname{softmax}(W_o t_t).
+
+    The output reads :math:`s_{t-1}`, as in the paper's appendix A.2.2 (its eq. 4 writes
+    :math:`s_t`): everything step :math:`t` predicts comes from the inputs of its update,
+    and :math:`s_t` is the query of the next step. The maxout layer costs
+    :math:`2l(h + e + Dh) + lV` weights instead of :math:`(h + e + Dh)\,V` for a linear
+    output layer on :math:`[s; c; e]`.
+
+    Shapes (``B`` sentences, ``T`` steps, ``D*h`` the annotation size): :math:`s`
+    ``(B, T, h)``, :math:`e(y)` ``(B, T, e)``, :math:`c` ``(B, T, D*h)``, :math:`\tilde t`
+    ``(B, T, 2l)``, :math:`t` ``(B, T, l)``, logits ``(B, T, V)``. Layers: ``U_o``
+    (:math:`h \to 2l`, the layer's bias), ``V_o`` (:math:`e \to 2l`), ``C_o``
+    (:math:`Dh \to 2l`), ``W_o`` (:math:`l \to V`, with the output bias).
 
     Args:
         vocab_size, embed_size, hidden_size: target vocabulary, embedding and state sizes.
@@ -85,9 +113,10 @@ class BahdanauDecoder(Decoder):
         num_layers: GRU layers (the top layer's state is the query).
         attention_size: hidden size of the additive/concat score.
         bidirectional_encoder: the encoder is bidirectional (as in the paper): annotations of
-            size ``2 * hidden_size``, and :math:`s_0^{(l)} = \\tanh(W_{init}
-            \\overleftarrow h_1^{(l)})` from the backward final state of each layer ``l``
+            size ``2 * hidden_size``, and :math:`s_0^{(l)} = \tanh(W_{init}
+            \overleftarrow h_1^{(l)})` from the backward final state of each layer ``l``
             (``self.W_init``). Otherwise :math:`s_0` is the encoder's final state.
+        maxout_size: :math:`l`, the maxout layer's size (default ``hidden_size``).
 
     State: ``{"h": (N, L, h), "enc": (N, S, D*h), "mask": (N, S), "attention": (N, T, S)}``
     (``D`` = 2 with a bidirectional encoder, else 1).
@@ -95,16 +124,21 @@ class BahdanauDecoder(Decoder):
 
     def __init__(self, vocab_size: int, embed_size: int, hidden_size: int, *,
                  score: str = "additive", num_layers: int = 1,
-                 attention_size: int | None = None, bidirectional_encoder: bool = False) -> None:
+                 attention_size: int | None = None, bidirectional_encoder: bool = False,
+                 maxout_size: int | None = None) -> None:
         super().__init__()
         self.vocab_size = vocab_size
         self.num_layers = num_layers
         self.bidirectional_encoder = bidirectional_encoder
         key_size = 2 * hidden_size if bidirectional_encoder else hidden_size
+        maxout = maxout_size or hidden_size
         self.embedding = nn.Embedding(vocab_size, embed_size, padding_idx=PAD_ID)
         self.score = make_score(score, hidden_size, key_size, attention_size)
         self.rnn = nn.GRU(embed_size + key_size, hidden_size, num_layers, batch_first=True)
-        self.out = nn.Linear(hidden_size + key_size + embed_size, vocab_size)
+        self.U_o = nn.Linear(hidden_size, 2 * maxout)
+        self.V_o = nn.Linear(embed_size, 2 * maxout, bias=False)
+        self.C_o = nn.Linear(key_size, 2 * maxout, bias=False)
+        self.W_o = nn.Linear(maxout, vocab_size)
         if bidirectional_encoder:
             self.W_init = nn.Linear(hidden_size, hidden_size)
 
@@ -124,24 +158,31 @@ class BahdanauDecoder(Decoder):
         return {"h": h0.contiguous(), "enc": enc_outputs, "mask": mask,
                 "attention": enc_outputs.new_zeros(n, 0, s)}
 
+    def deep_output(self, s_prev: torch.Tensor, emb: torch.Tensor,
+                    context: torch.Tensor) -> torch.Tensor:
+        """Logits :math:`W_o t` with :math:`t` the maxout of :math:`U_o s_{t-1} + V_o e(y_{t-1})
+        + C_o c_t` over pairs of units: ``(B, T, h), (B, T, e), (B, T, D*h) -> (B, T, V)``."""
+        t_tilde = self.U_o(s_prev) + self.V_o(emb) + self.C_o(context)  # (B, T, 2l)
+        t = t_tilde.unflatten(-1, (-1, 2)).amax(-1)  # units 2j-1, 2j -> their max: (B, T, l)
+        return self.W_o(t)
+
     def forward(self, tgt_in: torch.Tensor, state: State) -> tuple[torch.Tensor, State]:
         emb = self.embedding(tgt_in)  # (B, T, e)
         h = state["h"].transpose(0, 1).contiguous()  # (L, B, h) for nn.GRU
         enc, mask = state["enc"], state["mask"]
         additive = isinstance(self.score, AdditiveScore)
         projected = self.score.project_keys(enc) if additive else None  # once per sentence
-        outputs, contexts, weights = [], [], []
+        queries, contexts, weights = [], [], []
         for t in range(tgt_in.shape[1]):
             query = h[-1]  # s_{t-1}, top layer: (B, h)
             scores = self.score(query, enc, projected) if additive else self.score(query, enc)
             w = masked_softmax(scores, mask)  # (B, S)
-            context = torch.bmm(w.unsqueeze(1), enc).squeeze(1)  # (B, D*h)
-            out, h = self.rnn(torch.cat([emb[:, t], context], -1).unsqueeze(1), h)
-            outputs.append(out.squeeze(1))
+            context = torch.bmm(w.unsqueeze(1), enc).squeeze(1)  # c_t: (B, D*h)
+            _, h = self.rnn(torch.cat([emb[:, t], context], -1).unsqueeze(1), h)  # s_t
+            queries.append(query)
             contexts.append(context)
             weights.append(w)
-        s, c = torch.stack(outputs, 1), torch.stack(contexts, 1)
-        logits = self.out(torch.cat([s, c, emb], dim=-1))
+        logits = self.deep_output(torch.stack(queries, 1), emb, torch.stack(contexts, 1))
         new_state = {"h": h.transpose(0, 1), "enc": enc, "mask": mask,
                      "attention": torch.stack(weights, 1)}
         return logits, new_state
@@ -259,6 +300,8 @@ class TranslatorConfig:
             ``hidden_size``).
         bidirectional_encoder: a bidirectional encoder (``style="bahdanau"`` only);
             ``None`` is the style's own: ``True`` for Bahdanau, as in the paper.
+        maxout_size: :math:`l`, the size of the Bahdanau decoder's maxout layer
+            (``style="bahdanau"`` only); ``None`` is ``hidden_size`` for Bahdanau.
 
     ``None`` fields are resolved when the configuration is made, so two configurations of the
     same model are equal.
@@ -276,6 +319,7 @@ class TranslatorConfig:
     reverse_source: bool = False
     attention_size: int | None = None
     bidirectional_encoder: bool | None = None
+    maxout_size: int | None = None
 
     def __post_init__(self) -> None:
         if self.style not in STYLES:
@@ -292,8 +336,16 @@ class TranslatorConfig:
             raise ValueError("only the Bahdanau decoder reads a bidirectional encoder")
         if self.input_feeding and self.style != "luong":
             raise ValueError("input feeding is Luong's: it needs style='luong'")
+        maxout = self.maxout_size
+        if maxout is not None and self.style != "bahdanau":
+            raise ValueError("the maxout output layer is Bahdanau's: it needs style='bahdanau'")
+        if maxout is not None and maxout < 1:
+            raise ValueError(f"maxout_size must be >= 1, got {maxout}")
+        if self.style == "bahdanau" and maxout is None:
+            maxout = self.hidden_size
         object.__setattr__(self, "score", score)
         object.__setattr__(self, "bidirectional_encoder", bidirectional)
+        object.__setattr__(self, "maxout_size", maxout)
 
 
 class TranslatorModel(EncoderDecoder):
@@ -323,7 +375,8 @@ class TranslatorModel(EncoderDecoder):
             decoder = BahdanauDecoder(c.tgt_vocab_size, c.embed_size, c.hidden_size,
                                       score=str(c.score), num_layers=c.num_layers,
                                       attention_size=c.attention_size,
-                                      bidirectional_encoder=bool(c.bidirectional_encoder))
+                                      bidirectional_encoder=bool(c.bidirectional_encoder),
+                                      maxout_size=c.maxout_size)
         else:
             decoder = LuongDecoder(c.tgt_vocab_size, c.embed_size, c.hidden_size,
                                    score=str(c.score), num_layers=c.num_layers,

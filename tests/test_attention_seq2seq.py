@@ -85,6 +85,32 @@ def test_luong_output_follows_the_equations():
     torch.testing.assert_close(new["attention"], a)
 
 
+def test_bahdanau_output_is_the_papers_maxout_deep_output():
+    """p(y_t) = softmax(W_o t_t), t_t,j = max(t~_2j-1, t~_2j), t~ = U_o s_{t-1} + V_o e + C_o c_t
+    (Bahdanau et al., 2015, appendix A.2.2), written out unit by unit for two steps."""
+    model = make("bahdanau", "additive", False)
+    dec = model.decoder
+    src, lengths, tgt_in = batch()
+    state = model.init_state(src, lengths)
+    logits, _ = dec(tgt_in[:, :2], state)
+    s_prev, enc, mask = state["h"][:, -1], state["enc"], state["mask"]
+    for t in range(2):
+        scores = dec.score(s_prev, enc).masked_fill(~mask, float("-inf"))
+        c = (torch.softmax(scores, -1)[:, :, None] * enc).sum(1)  # c_t = sum_s a_t(s) h̄_s
+        e = dec.embedding(tgt_in[:, t])
+        t_tilde = dec.U_o(s_prev) + dec.V_o(e) + dec.C_o(c)  # (B, 2l)
+        maxout = torch.stack([torch.maximum(t_tilde[:, 2 * j], t_tilde[:, 2 * j + 1])
+                              for j in range(t_tilde.shape[1] // 2)], 1)  # (B, l)
+        torch.testing.assert_close(logits[:, t], dec.W_o(maxout))
+        _, s_new = dec.rnn(torch.cat([e, c], -1)[:, None], s_prev[None].contiguous())
+        s_prev = s_new[0]  # s_t: the query and the output's state of step t + 1
+    size = model.config.maxout_size
+    assert size == 12 and (dec.U_o.out_features, dec.W_o.in_features) == (2 * size, size)
+    assert dec.C_o.in_features == 24 and dec.V_o.in_features == 8  # c_t: 2h; e(y): e
+    assert TranslatorModel(TranslatorConfig(30, 25, style="bahdanau", embed_size=8,
+                                            hidden_size=12, maxout_size=5)).decoder.W_o.in_features == 5
+
+
 def test_states_are_batch_first_and_reorderable():
     model = make("bahdanau", "additive", False)
     src, lengths, tgt_in = batch()
@@ -108,6 +134,10 @@ def test_source_mask_and_errors():
         TranslatorConfig(5, 5, style="luong", bidirectional_encoder=True)
     with pytest.raises(ValueError, match="input feeding"):
         TranslatorConfig(5, 5, style="bahdanau", input_feeding=True)
+    with pytest.raises(ValueError, match="maxout"):
+        TranslatorConfig(5, 5, style="luong", maxout_size=4)
+    with pytest.raises(ValueError, match="maxout_size"):
+        TranslatorConfig(5, 5, style="bahdanau", maxout_size=0)
 
 
 def test_config_resolves_the_styles_own_choices():
@@ -115,6 +145,8 @@ def test_config_resolves_the_styles_own_choices():
     assert (luong.score, luong.bidirectional_encoder) == ("general", False)
     assert (bahdanau.score, bahdanau.bidirectional_encoder) == ("additive", True)
     assert TranslatorConfig(5, 5, style="none").score is None
+    assert (luong.maxout_size, bahdanau.maxout_size) == (None, bahdanau.hidden_size)
+    assert bahdanau == TranslatorConfig(5, 5, style="bahdanau", maxout_size=bahdanau.hidden_size)
     assert luong == TranslatorConfig(5, 5, style="luong", score="general",
                                      bidirectional_encoder=False)
     model = TranslatorModel(bahdanau)

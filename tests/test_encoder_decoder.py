@@ -251,9 +251,9 @@ GREEDY_MODELS = {  # a model, and the bias on <eos> that makes its sentences end
                 "out", 1.0),
     "luong": (lambda: _translator("luong"), "W_s", 2.0),
     "luong-feeding": (lambda: _translator("luong", score="dot", input_feeding=True), "W_s", 2.0),
-    "bahdanau": (lambda: _translator("bahdanau"), "out", 2.0),
+    "bahdanau": (lambda: _translator("bahdanau"), "W_o", 2.0),
     "bahdanau-unidirectional": (lambda: _translator("bahdanau", bidirectional_encoder=False),
-                                "out", 2.0),
+                                "W_o", 2.0),
     "none": (lambda: _translator("none"), "W_s", 1.0),
 }
 

@@ -17,7 +17,9 @@ from seq2seq_lib.translate import load_translator
 
 QUICK = Run(torch.device("cpu"), "quick", 0)
 FULL = Run(torch.device("cpu"), "full", 0)
-ATTENTION = {"style", "score", "bidirectional_encoder"}  # one decision: the kind of attention
+# One decision: the kind of attention (Bahdanau's decoder brings its bidirectional encoder
+# and its maxout output layer).
+ATTENTION = {"style", "score", "bidirectional_encoder", "maxout_size"}
 
 
 def _changes(data, variant):
