@@ -30,8 +30,10 @@ import seq2seq_lib  # noqa: F401  (first: pins the CPU kernels before torch and 
 
 # isort: split
 import argparse
+import ctypes
 import hashlib
 import json
+import mmap
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -169,19 +171,35 @@ def fingerprint() -> dict[str, str]:
     }
 
 
+# x86-64 machine code of ``void cpuid(uint32 leaf, uint32 subleaf, uint32 out[4])``: saves rbx,
+# runs CPUID and stores eax, ebx, ecx, edx. Executed through ctypes, so under qemu-user it
+# reports the *emulated* CPU (/proc/cpuinfo would show the host's).
+_CPUID_CODE = bytes.fromhex(
+    "53" "4989d0" "89f8" "89f1" "0fa2" "418900" "41895804" "41894808" "4189500c" "5b" "c3")
+
+
+def cpuid(leaf: int, subleaf: int = 0) -> tuple[int, int, int, int]:
+    """``(eax, ebx, ecx, edx)`` of the CPUID instruction, as this process sees the CPU."""
+    buf = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    buf.write(_CPUID_CODE)
+    out = (ctypes.c_uint32 * 4)()
+    address = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    ctypes.CFUNCTYPE(None, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_void_p)(address)(
+        leaf, subleaf, ctypes.addressof(out))
+    return tuple(out)  # type: ignore[return-value]
+
+
 def machine() -> dict[str, object]:
-    """What ran it: the CPU as the process sees it (vendor, model, AVX2/AVX-512) and versions."""
-    info: dict[str, str] = {}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            info.setdefault(key.strip(), value.strip())
-    except OSError:
-        pass
-    flags = set(info.get("flags", "").split())
+    """What ran it: the CPU as the process sees it through CPUID (vendor, brand string,
+    AVX2/AVX-512F), the kernels ATen chose, and versions."""
+    _, ebx, ecx, edx = cpuid(0)
+    vendor = b"".join(r.to_bytes(4, "little") for r in (ebx, edx, ecx)).decode("ascii", "replace")
+    brand = b"".join(r.to_bytes(4, "little") for leaf in (0x80000002, 0x80000003, 0x80000004)
+                     for r in cpuid(leaf))
+    features = cpuid(7)[1]
     return {
-        "vendor": info.get("vendor_id", "unknown"), "cpu": info.get("model name", "unknown"),
-        "avx2": "avx2" in flags, "avx512f": "avx512f" in flags,
+        "vendor": vendor, "cpu": brand.rstrip(b"\0").decode("ascii", "replace").strip(),
+        "avx2": bool(features >> 5 & 1), "avx512f": bool(features >> 16 & 1),
         "aten_capability": torch.backends.cpu.get_cpu_capability(),
         "torch": torch.__version__, "numpy": np.__version__, "numerics": numerics.mode(),
     }

@@ -36,7 +36,9 @@ def test_cpu_and_profiles():
     assert (run.device.type, run.profile, run.seed, run.quick) == ("cpu", "full", 3, False)
     assert run.pick(quick=1, full=2) == 2
     assert dev.setup(" CPU ", "Quick").pick(quick=1, full=2) == 1
-    assert str(dev.setup("cpu", "quick")) == "device=cpu | profile=quick | seed=0"
+    assert str(dev.setup("cpu", "quick")) == (
+        "device=cpu | profile=quick | seed=0\n"
+        "numerics=portable (AVX2 kernels, MKL compatible branch, no oneDNN, 1 thread)")
 
 
 @pytest.mark.parametrize("device, profile", [("gpu", "quick"), ("cpu", "fast"), ("", "quick")])
