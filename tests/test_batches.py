@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import shared_data_folder
 from torch.nn.utils.rnn import pack_padded_sequence
 
+from conftest import shared_data_folder
 from seq2seq_lib import batches as B
 from seq2seq_lib import corpus as C
 from seq2seq_lib import vocab as V

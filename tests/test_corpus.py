@@ -18,8 +18,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import shared_data_folder
 
+from conftest import shared_data_folder
 from seq2seq_lib import batches as B
 from seq2seq_lib import corpus as C
 from seq2seq_lib.download import (

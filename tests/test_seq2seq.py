@@ -69,7 +69,7 @@ def test_the_recipe_sizes_and_budgets_of_both_profiles(tiny_translation_data):
     data = tiny_translation_data
     quick, quick_train = seq2seq_recipe(Run(torch.device("cpu"), "quick", 0), data)
     full, full_train = seq2seq_recipe(Run(torch.device("cpu"), "full", 0), data)
-    assert (quick.num_layers, quick.hidden_size, quick_train.steps) == (2, 128, 1200)
+    assert (quick.num_layers, quick.hidden_size, quick_train.steps) == (1, 256, 1800)
     assert (full.num_layers, full.hidden_size, full_train.steps) == (4, 1024, None)
     assert quick.reverse_source and quick.src_vocab_size == len(data.src_vocab)
     assert quick_train.valid_pairs == 1000 and quick_train.valid_every == 100

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import shared_data_folder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import shared_data_folder
 from seq2seq_lib import corpus as C
 from seq2seq_lib import vocab as V
 
