@@ -38,13 +38,25 @@ def sync_colab_cell(nb: nbformat.NotebookNode) -> None:
     nb.cells.insert(1 if nb.cells and nb.cells[0].cell_type == "markdown" else 0, cell)
 
 
+def is_progress_bar(out: nbformat.NotebookNode) -> bool:
+    """A stderr stream of tqdm bar redraws (``\\r`` ... ``it/s]``), or only blank redraws."""
+    if out.output_type != "stream" or out.name != "stderr":
+        return False
+    text = out.text
+    return ("\r" in text and "it/s" in text) or (text.strip() == "" and "\r" in text)
+
+
 def clean(nb: nbformat.NotebookNode) -> None:
     """Drop per-run metadata (timestamps, widget state) so diffs show only real changes.
 
     Stored tracebacks (only exercise stubs raise) are cut to their last line, the error itself:
     the frames name files on the machine that ran the notebook. nbval does not compare them.
+    Training progress bars (tqdm's redrawn lines on stderr) are dropped: they are timings,
+    hundreds of lines long in the book, and differ on every run.
     """
     for cell in nb.cells:
+        if "outputs" in cell:
+            cell.outputs = [out for out in cell.outputs if not is_progress_bar(out)]
         for out in cell.get("outputs", []):
             if out.output_type == "error":
                 out.traceback = out.traceback[-1:]
