@@ -52,6 +52,21 @@ def _versions() -> dict[str, str]:
     }
 
 
+
+def _without_paths(args: list[str]) -> list[str]:
+    """The arguments with the ``--cache`` folder replaced by ``CACHE``: a results file (and the
+    chapter that prints it) names no folder of the machine that made it."""
+    out, hide = [], False
+    for arg in args:
+        if hide:
+            out, hide = [*out, "CACHE"], False
+        elif arg.startswith("--cache="):
+            out.append("--cache=CACHE")
+        else:
+            out.append(arg)
+            hide = arg == "--cache"
+    return out
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", choices=("quick", "full"), default="full")
@@ -96,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     results = ablation.results_dict(run, rows, beams, best.label)
     results["provenance"] = {
         "command": shlex.join(["python", "scripts/translator_results.py",
-                               *(argv if argv is not None else sys.argv[1:])]),
+                               *_without_paths(argv if argv is not None else sys.argv[1:])]),
         "started_utc": started.isoformat(timespec="seconds"),
         "wall_seconds": round(time.perf_counter() - start),
         "training_seconds": round(train_seconds),
