@@ -46,7 +46,8 @@ def test_script_writes_results_with_provenance(tiny, capsys):
     assert [r.label for r in rows] == [*ablation.VARIANTS, ablation.SEQ2SEQ_LABEL]
     assert [b.k for b in beams] == list(ablation.BEAM_SIZES)
     p = results["provenance"]
-    assert p["command"] == "python scripts/translator_results.py " + " ".join(args)
+    assert p["command"] == "python scripts/translator_results.py " + " ".join(args[:-1] + ["CACHE"])
+    assert str(tiny / "cache") not in p["command"]  # no folder of this machine
     assert p["machine"]["cpu"] and p["versions"]["torch"] == torch.__version__
     assert p["models_trained"] == sorted([*ablation.VARIANTS, ablation.SEQ2SEQ_LABEL])
     assert p["models_loaded_from_cache"] == [] and p["wall_seconds"] >= 0
