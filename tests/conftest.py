@@ -53,3 +53,16 @@ def tiny_translation_data():
         src = [words[(i // 8**j) % 8] for j in range(1 + i % 4)]
         pairs.append((src, [english[w] for w in src]))
     return TranslationData.from_pairs(pairs, name="tiny")
+
+
+#: Three lines of the corpus format (English \t French), for the data modules' tests.
+TINY_CORPUS = "Go.\tVa !\nRun!\tCours\u202f!\nI'm OK, thanks.\tÇa va, merci.\n"
+needs_corpus = pytest.mark.skipif(shared_data_folder() is None,
+                                  reason="no copy of fra-eng/fra.txt here")
+
+
+@pytest.fixture()
+def isolated_data_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test sees the user's cache or $SEQ2SEQ_DATA unless it sets them itself."""
+    monkeypatch.delenv("SEQ2SEQ_DATA", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))

@@ -10,21 +10,16 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import shared_data_folder
+from conftest import TINY_CORPUS, needs_corpus, shared_data_folder
 from seq2seq_lib import corpus as C
 from seq2seq_lib import vocab as V
 
 REPO = Path(__file__).resolve().parents[1]
-TINY = "Go.\tVa !\nRun!\tCours\u202f!\nI'm OK, thanks.\tÇa va, merci.\n"
+TINY = TINY_CORPUS
 SHARED = shared_data_folder()
-needs_corpus = pytest.mark.skipif(SHARED is None, reason="no copy of fra-eng/fra.txt here")
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test sees the user's cache or $SEQ2SEQ_DATA unless it sets them itself."""
-    monkeypatch.delenv(C.ENV_DATA, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+pytestmark = pytest.mark.usefixtures("isolated_data_env")
 
 
 def _leftovers(folder: Path) -> list[str]:
