@@ -256,13 +256,20 @@ class Trained:
     """What :func:`train_or_load` returns.
 
     ``loaded`` says whether the weights came from the cache; never print it in a
-    notebook (the stored output would then depend on the cache).
+    notebook (the stored output would then depend on the cache). ``finished`` is False for
+    a run paused by ``train_or_load(..., pause_at=...)``: its model is only partly trained.
     """
 
     model: nn.Module
     history: History
     path: Path
     loaded: bool
+    finished: bool = True
+
+
+def resume_path(path: str | os.PathLike[str]) -> Path:
+    """Where a paused training run of the cache file ``path`` keeps its state."""
+    return Path(path).with_suffix(".resume.pt")
 
 
 def train_or_load(
@@ -273,8 +280,17 @@ def train_or_load(
     *,
     device: torch.device | str = "cpu",
     directory: str | os.PathLike[str] | None = None,
+    pause_at: int | None = None,
 ) -> Trained:
     """Return a trained model and its history, training only when no cached copy exists.
+
+    A long run can be split over several calls (each notebook cell then stays short):
+    ``pause_at=n`` trains up to update ``n``, saves the run's state beside the cache file
+    (:func:`resume_path`) and returns it with ``finished=False``, caching nothing; the next
+    call (without ``pause_at``, or with a later one) continues from there, and the finished
+    model is the same, bit for bit, as one trained in a single call. While a paused state
+    exists, ``train`` is called as ``train(model, checkpoint=..., pause_at=...)``, the
+    keywords of :func:`seq2seq_lib.training.fit`.
 
     Args:
         name: a short name for the file, e.g. ``"ch07-seq2seq"``.
@@ -285,8 +301,10 @@ def train_or_load(
             plain Python numbers, strings and lists (it is saved beside the weights).
         device: where the returned model lives.
         directory: the cache folder (default :func:`cache_dir`).
+        pause_at: stop this call's training after this many updates (see above).
     """
     path = cache_path(name, config, build, train, directory=directory)
+    resume = resume_path(path)
     model = build().to(device)
     if path.exists():
         try:
@@ -302,10 +320,14 @@ def train_or_load(
                 stacklevel=2,
             )
             model = build().to(device)
-    history = train(model)
+    if pause_at is not None:
+        history = train(model, checkpoint=resume, pause_at=pause_at)
+        return Trained(model, history, path, loaded=False, finished=False)
+    history = train(model, checkpoint=resume) if resume.exists() else train(model)
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     save_atomic(
         {"state_dict": state, "history": history, "config": json.loads(json.dumps(
             _canonical(config))), "name": name}, path
     )
+    resume.unlink(missing_ok=True)
     return Trained(model, history, path, loaded=False)

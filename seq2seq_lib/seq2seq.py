@@ -188,16 +188,20 @@ def build_seq2seq(config: Seq2SeqConfig) -> Seq2SeqModel:
     return Seq2SeqModel(config)
 
 
-def train_seq2seq(run: Run, data: TranslationData) -> cache.Trained:
+def train_seq2seq(run: Run, data: TranslationData, *,
+                  pause_at: int | None = None) -> cache.Trained:
     """Train (or load) chapter 7's seq2seq (:func:`seq2seq_recipe`): reversed source,
-    teacher forcing, :func:`~seq2seq_lib.training.fit` on ``data``."""
+    teacher forcing, :func:`~seq2seq_lib.training.fit` on ``data``. ``pause_at``: train only
+    up to that update and save the run, to be continued by the next call
+    (:func:`seq2seq_lib.cache.train_or_load`)."""
     model_config, train_config = seq2seq_recipe(run, data)
 
     def build() -> Seq2SeqModel:
         return build_seq2seq(model_config)
 
-    def train(model: Seq2SeqModel) -> dict[str, Any]:
-        return fit(model, data, train_config, device=run.device)
+    def train(model: Seq2SeqModel, **resume: Any) -> dict[str, Any]:
+        return fit(model, data, train_config, device=run.device, **resume)
 
     key = {"model": model_config, "train": train_config, "data": data.summary()}
-    return cache.train_or_load("ch07-seq2seq", key, build, train, device=run.device)
+    return cache.train_or_load("ch07-seq2seq", key, build, train, device=run.device,
+                               pause_at=pause_at)

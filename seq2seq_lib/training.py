@@ -28,7 +28,9 @@ teacher-forcing ratio) as plain Python numbers, so :func:`seq2seq_lib.cache.trai
 can store it. With ``checkpoint=`` it writes model, optimiser and history after every epoch
 (atomically) and resumes from that file; every random draw of epoch :math:`k` (shuffling,
 dropout, coin flips) is seeded from ``(seed, k)``, so a resumed run continues exactly as an
-uninterrupted one would.
+uninterrupted one would. ``pause_at=`` stops a run after that many updates, also in the
+middle of an epoch: the checkpoint then also holds the position in the epoch, the states of
+the random generators and the running sums, and the next call carries on bit for bit.
 """
 
 from __future__ import annotations
@@ -235,6 +237,7 @@ def train(
     progress: bool = True,
     fused: bool | None = None,
     callback: Callable[[History], None] | None = None,
+    pause_at: int | None = None,
 ) -> History:
     """Train ``model`` in place with Adam on the masked cross-entropy; return its history.
 
@@ -252,6 +255,10 @@ def train(
         checkpoint: a file to save to after every epoch and to resume from if it exists.
         progress: show a progress bar. ``fused``: see :func:`make_optimizer`.
         callback: called with the history after every logged step (e.g. to evaluate).
+        pause_at: stop once ``history["updates"]`` reaches this count and save everything
+            needed to continue to ``checkpoint`` (required); a later call with the same
+            ``checkpoint`` (and no ``pause_at``, or a later one) continues exactly where
+            this one stopped. A run that ends before ``pause_at`` simply ends.
 
     Returns:
         ``{"step": [...], "step_loss": [...], "tf_ratio": [...], "epoch_loss": [...],
@@ -262,19 +269,32 @@ def train(
     valid_every, clip, seed = config.valid_every, config.clip, config.seed
     if valid_every is not None and valid_loader is None:
         raise ValueError("valid_every needs a valid_loader")
+    if pause_at is not None and checkpoint is None:
+        raise ValueError("pause_at needs a checkpoint to save the paused run to")
     schedule = _as_schedule(config.teacher_forcing)
     optimizer = make_optimizer(model.parameters(), config.lr, fused=fused)
     history: dict[str, Any] = {
         "step": [], "step_loss": [], "tf_ratio": [], "epoch_loss": [], "valid_loss": [],
         "valid_step": [], "valid_step_loss": [], "updates": 0, "tokens": 0, "epochs_done": 0,
     }
+    paused: dict[str, Any] | None = None  # where a paused run stopped inside its epoch
     if checkpoint is not None and Path(checkpoint).exists():
         ckpt = load_checkpoint(checkpoint)
         model.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
         history = ckpt["history"]
+        paused = ckpt.get("paused")
+    if pause_at is not None and history["updates"] >= pause_at:
+        return history
     device = torch.device(device)
     rng_devices = [device] if device.type == "cuda" else []
+
+    def save(paused_state: dict[str, Any] | None = None) -> None:
+        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                 "history": history}
+        if paused_state is not None:
+            state["paused"] = paused_state
+        save_atomic(state, checkpoint)  # type: ignore[arg-type]
 
     for epoch in range(history["epochs_done"], epochs):
         if max_steps is not None and history["updates"] >= max_steps:
@@ -285,10 +305,21 @@ def train(
         model.train()
         with torch.random.fork_rng(devices=rng_devices):
             torch.manual_seed(epoch_seed)
-            epoch_total, epoch_tokens, window, window_n = 0.0, 0, 0.0, 0
+            epoch_total, epoch_tokens, window, window_n, done = 0.0, 0, 0.0, 0, 0
+            batches = iter(loader)  # (a DataLoader draws a seed from the global generator)
+            if paused is not None:  # continue the epoch where the paused run stopped
+                epoch_total, epoch_tokens = paused["epoch_total"], paused["epoch_tokens"]
+                window, window_n, done = paused["window"], paused["window_n"], paused["batches"]
+                for _ in range(done):  # the same shuffle: skip the batches already trained on
+                    next(batches)
+                coins.set_state(paused["coins"])
+                torch.set_rng_state(paused["rng"])
+                if rng_devices:
+                    torch.cuda.set_rng_state(paused["cuda_rng"], device)
+                paused = None
             bar = tqdm(
-                loader, desc=f"epoch {epoch + 1}/{epochs}", file=sys.stderr,
-                disable=not progress, leave=False, mininterval=1.0,
+                batches, desc=f"epoch {epoch + 1}/{epochs}", file=sys.stderr, initial=done,
+                total=_length(loader), disable=not progress, leave=False, mininterval=1.0,
             )
             for batch in bar:
                 batch = batch.to(device)
@@ -309,6 +340,7 @@ def train(
                 epoch_tokens += n_tok
                 window += value
                 window_n += 1
+                done += 1
                 history["updates"] += 1
                 history["tokens"] += n_tok
                 if history["updates"] % log_every == 0:
@@ -326,18 +358,31 @@ def train(
                     )
                 if max_steps is not None and history["updates"] >= max_steps:
                     break
+                if pause_at is not None and history["updates"] >= pause_at:
+                    bar.close()
+                    save({"batches": done, "epoch_total": epoch_total,
+                          "epoch_tokens": epoch_tokens, "window": window, "window_n": window_n,
+                          "coins": coins.get_state(), "rng": torch.get_rng_state(),
+                          "cuda_rng": torch.cuda.get_rng_state(device) if rng_devices else None})
+                    return history
             bar.close()
         history["epoch_loss"].append(epoch_total / max(epoch_tokens, 1))
         if valid_loader is not None:
             history["valid_loss"].append(evaluate_loss(model, valid_loader, device=device))
         history["epochs_done"] = epoch + 1
         if checkpoint is not None:
-            save_atomic(
-                {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                 "history": history},
-                checkpoint,
-            )
+            save()
+        if pause_at is not None and history["updates"] >= pause_at:
+            return history
     return history
+
+
+def _length(loader: Iterable[Any]) -> int | None:
+    """The number of batches per epoch, where the loader knows it."""
+    try:
+        return len(loader)  # type: ignore[arg-type]
+    except TypeError:
+        return None
 
 
 def fit(
@@ -347,15 +392,19 @@ def fit(
     *,
     device: torch.device | str = "cpu",
     progress: bool = True,
+    checkpoint: str | os.PathLike[str] | None = None,
+    pause_at: int | None = None,
 ) -> History:
     """Train ``model`` on ``data``'s training split: :func:`train` over length-bucketed
     batches of ``config.batch_size`` pairs (:func:`~seq2seq_lib.batching.bucket_loader`),
     validated on a fixed random sample of ``config.valid_pairs`` validation pairs
     (:func:`~seq2seq_lib.batches.sample_pairs`, seed 0: not the first rows, which are the
-    shortest sentences). Sources are reversed when ``model.reverse_source``."""
+    shortest sentences). Sources are reversed when ``model.reverse_source``.
+    ``checkpoint`` and ``pause_at``: save, pause and resume (see :func:`train`)."""
     rev = model.reverse_source
     loader = bucket_loader(data.dataset("train"), config.batch_size, reverse_source=rev)
     valid_set = TranslationDataset(sample_pairs(data.valid, config.valid_pairs),
                                    data.src_vocab, data.tgt_vocab)
     valid = bucket_loader(valid_set, config.valid_batch_size, shuffle=False, reverse_source=rev)
-    return train(model, loader, config, valid_loader=valid, device=device, progress=progress)
+    return train(model, loader, config, valid_loader=valid, device=device, progress=progress,
+                 checkpoint=checkpoint, pause_at=pause_at)

@@ -91,8 +91,8 @@ def _translator_job(
         torch.manual_seed(0)
         return TranslatorModel(model_config)
 
-    def train(model: TranslatorModel) -> dict[str, Any]:
-        return fit(model, data, train_config, device=run.device, progress=progress)
+    def train(model: TranslatorModel, **resume: Any) -> dict[str, Any]:
+        return fit(model, data, train_config, device=run.device, progress=progress, **resume)
 
     key = {"model": model_config, "train": train_config, "data": {**DATA, "summary": data.summary()}}
     name = f"translator-{model_config.style}-{model_config.score or 'plain'}"
@@ -102,14 +102,15 @@ def _translator_job(
 
 
 def train_translator(run: Run, data: TranslationData, *, progress: bool = True,
-                     **variant: Any) -> cache.Trained:
+                     pause_at: int | None = None, **variant: Any) -> cache.Trained:
     """Train (or load) the translator ``variant`` (the keyword arguments of
     :func:`translator_recipe`) on ``data``'s training split. Its history
     (:func:`seq2seq_lib.training.train`) includes the validation loss;
     ``trained.model.config`` rebuilds the architecture (e.g. to export it for
-    ``seq2seq-translate``)."""
+    ``seq2seq-translate``). ``pause_at``: train only up to that update and save the run, to
+    be continued by the next call (:func:`seq2seq_lib.cache.train_or_load`)."""
     name, key, build, train = _translator_job(run, data, progress, variant)
-    return cache.train_or_load(name, key, build, train, device=run.device)
+    return cache.train_or_load(name, key, build, train, device=run.device, pause_at=pause_at)
 
 
 def translator_path(run: Run, data: TranslationData, **variant: Any) -> Path:
@@ -126,21 +127,24 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _train_in_worker(job: tuple[Run, TranslationData, dict[str, Any]]) -> str:
+def _train_in_worker(job: tuple[Run, TranslationData, dict[str, Any], int | None]) -> str:
     torch.set_num_threads(1)  # one core per model: repeatable bit for bit
-    run, data, variant = job
-    return str(train_translator(run, data, progress=False, **variant).path)
+    run, data, variant, pause_at = job
+    return str(train_translator(run, data, progress=False, pause_at=pause_at, **variant).path)
 
 
 def train_translators(run: Run, data: TranslationData,
                       variants: Mapping[str, Mapping[str, Any]], *,
-                      workers: int | None = None) -> dict[str, cache.Trained]:
+                      workers: int | None = None,
+                      pause_at: int | None = None) -> dict[str, cache.Trained]:
     """Train (or load) several translators: ``{label: train_translator(run, data, **kw)}``.
 
     On the CPU, the models that are not cached yet are trained side by side, one per worker
     process with one thread each (``workers`` defaults to the number of usable cores); each
     result is the same, bit for bit, as training it alone with one thread. On a GPU they are
-    trained one after the other. Returns the models in the order of ``variants``.
+    trained one after the other. ``pause_at``: train each only up to that update, to be
+    continued by the next call (:func:`train_translator`). Returns the models in the order
+    of ``variants``.
     """
     missing = [dict(kw) for kw in variants.values()
                if not translator_path(run, data, **kw).exists()]
@@ -150,5 +154,6 @@ def train_translators(run: Run, data: TranslationData,
     if workers > 1:
         context = multiprocessing.get_context("spawn")  # fork + torch threads can deadlock
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            list(pool.map(_train_in_worker, [(run, data, kw) for kw in missing]))
-    return {label: train_translator(run, data, **kw) for label, kw in variants.items()}
+            list(pool.map(_train_in_worker, [(run, data, kw, pause_at) for kw in missing]))
+    return {label: train_translator(run, data, pause_at=pause_at, **kw)
+            for label, kw in variants.items()}

@@ -192,3 +192,37 @@ def test_cache_path_is_the_file_train_or_load_writes(tmp_path):
     trained = cache.train_or_load("m", {"h": 2}, build, train, directory=tmp_path)
     assert trained.path == expected and expected.exists()
     assert cache.cache_path("m", {"h": 3}, build, train, directory=tmp_path) != expected
+
+
+def test_a_paused_run_is_continued_by_the_next_call_and_then_cached(tmp_path):
+    """train_or_load(pause_at=n) caches nothing and keeps the run's state; the next call
+    continues it, caches the finished model (equal to one trained in one call) and removes
+    the state."""
+    from seq2seq_lib.batches import TranslationData
+    from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
+
+    pairs = [(list(w), list(w[::-1])) for w in ["ab", "abc", "ba", "cab", "bca", "cc", "a", "b"] * 4]
+    data = TranslationData.from_pairs(pairs, name="toy", seed=0)
+    config = TrainConfig(lr=1e-2, batch_size=4, epochs=2, log_every=1, valid_every=2)
+
+    def build_model():
+        torch.manual_seed(0)
+        return ChoModel(ChoConfig(len(data.src_vocab), len(data.tgt_vocab), embed_size=4,
+                                  hidden_size=8))
+
+    def train(model, **resume):
+        return training.fit(model, data, config, progress=False, **resume)
+
+    once = cache.train_or_load("one-call", {}, build_model, train, directory=tmp_path)
+    paused = cache.train_or_load("split", {}, build_model, train, directory=tmp_path, pause_at=5)
+    assert not paused.finished and paused.history["updates"] == 5
+    assert not paused.path.exists() and cache.resume_path(paused.path).exists()
+    done = cache.train_or_load("split", {}, build_model, train, directory=tmp_path)
+    assert done.finished and not done.loaded and done.path.exists()
+    assert not cache.resume_path(done.path).exists()
+    assert done.history == once.history and done.history["updates"] > 5
+    for a, b in zip(once.model.state_dict().values(), done.model.state_dict().values(),
+                    strict=True):
+        assert torch.equal(a, b)
+    again = cache.train_or_load("split", {}, build_model, train, directory=tmp_path, pause_at=5)
+    assert again.loaded and again.finished  # cached now: nothing to pause

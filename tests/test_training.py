@@ -128,6 +128,57 @@ def test_checkpoint_resume_gives_identical_training(tiny, tmp_path, bucketed):
     assert saved["history"]["epochs_done"] == 4
 
 
+@pytest.mark.parametrize("bucketed", [False, True])
+def test_paused_run_continues_bit_for_bit(tiny, tmp_path, bucketed):
+    """A run paused in the middle of an epoch (twice) ends with the same weights and history
+    as one uninterrupted run: shuffling, dropout and teacher-forcing coins continue."""
+    def fresh():
+        torch.manual_seed(0)
+        return Seq2SeqModel(Seq2SeqConfig(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=8,
+                                          hidden_size=16, num_layers=2, dropout=0.2))
+
+    def loader():
+        if bucketed:
+            ds = TranslationDataset(tiny.train, tiny.src_vocab, tiny.tgt_vocab)
+            return bucket_loader(ds, 8, pool=2, seed=5)
+        return make_loader(TranslationDataset(tiny.train, tiny.src_vocab, tiny.tgt_vocab), 8,
+                           shuffle=True, seed=0)
+
+    per_epoch = len(loader())
+    assert per_epoch >= 4
+    config = TrainConfig(lr=3e-3, log_every=3, teacher_forcing=0.5, epochs=3, valid_every=2)
+    straight = fresh()
+    h_straight = train(straight, loader(), config, valid_loader=_loader(tiny, "valid"),
+                       progress=False)
+
+    ckpt = tmp_path / "run.pt"
+    pauses = [per_epoch // 2 + 1, per_epoch + per_epoch // 2, None]  # two mid-epoch pauses
+    for i, pause_at in enumerate(pauses):
+        model = fresh()  # a new process each time: fresh weights, loaded from the checkpoint
+        torch.manual_seed(100 + i)  # the global RNG state must not matter
+        history = train(model, loader(), config, valid_loader=_loader(tiny, "valid"),
+                        progress=False, checkpoint=ckpt, pause_at=pause_at)
+        if pause_at is not None:
+            assert history["updates"] == pause_at
+            assert torch.load(ckpt, weights_only=True)["paused"]["batches"] == pause_at % per_epoch
+    assert history == h_straight
+    for a, b in zip(straight.state_dict().values(), model.state_dict().values(), strict=True):
+        assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="checkpoint"):
+        train(fresh(), loader(), replace(config, valid_every=None), progress=False, pause_at=2)
+
+
+def test_pausing_again_at_the_same_update_trains_nothing(tiny, tmp_path):
+    torch.manual_seed(0)
+    model = make_cho(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=8, hidden_size=16)
+    ckpt = tmp_path / "run.pt"
+    config = TrainConfig(epochs=2, lr=1e-2)
+    first = train(model, _loader(tiny), config, checkpoint=ckpt, pause_at=3, progress=False)
+    saved = ckpt.read_bytes()
+    again = train(model, _loader(tiny), config, checkpoint=ckpt, pause_at=3, progress=False)
+    assert again == first and again["updates"] == 3 and ckpt.read_bytes() == saved
+
+
 def test_teacher_forcing_changes_training_and_free_running_is_harder(tiny):
     def run(ratio):
         torch.manual_seed(0)
