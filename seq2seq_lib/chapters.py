@@ -9,9 +9,10 @@ in a cycle. :mod:`seq2seq_lib.cache` uses the same import graph for its keys: a 
 covers the source of exactly the modules that build and train it.
 
 Chapter 0 is infrastructure that every chapter relies on but no chapter teaches: the pinned
-numerics, the device and profile toggle, the model cache, this table, and the helpers of the
-exercise checkers (``seq2seq_lib.exercises``). An exercise checker belongs to the chapter
-whose exercise it checks.
+numerics, the device and profile toggle, the model cache, this table, the glue that puts
+computed numbers into the prose, and the helpers of the exercise checkers
+(``seq2seq_lib.exercises``). An exercise checker belongs to the chapter whose exercise it
+checks.
 
 Module names are relative to the package: ``"bptt"``, ``"exercises.gated"``; the package
 ``seq2seq_lib.exercises`` itself is ``"exercises"``. This module imports nothing from the
@@ -32,7 +33,7 @@ ROOT = Path(__file__).resolve().parent
 #: order (the API reference lists the modules in this order).
 MODULE_CHAPTER: dict[str, int] = {
     # chapter 0: infrastructure
-    "numerics": 0, "device": 0, "cache": 0, "chapters": 0, "exercises": 0,
+    "numerics": 0, "device": 0, "cache": 0, "chapters": 0, "glue": 0, "exercises": 0,
     # chapter 1: backpropagation through time
     "bptt": 1, "exercises.bptt": 1,
     # chapters 2-5: gated cells, layers over time, synthetic tasks
