@@ -20,6 +20,14 @@ sys.path.insert(0, str(ROOT / "scripts"))
 # nbval compares against outputs stored from a CPU run under the quick profile, so the
 # notebook kernels it starts (which inherit this environment) must run the same way, even on
 # a machine with a GPU or with other values set by hand.
+# With SEQ2SEQ_GPU_TESTS=1 (tests/test_gpu.py on a GPU machine) this process asks for CUDA
+# *before* hiding it: the CUDA driver reads CUDA_VISIBLE_DEVICES once, when it starts, so the
+# tests keep the GPU while the notebook kernels, started later with this environment, do not.
+GPU_TESTS = os.environ.get("SEQ2SEQ_GPU_TESTS") == "1"
+if GPU_TESTS:
+    import torch
+
+    torch.cuda.is_available()
 os.environ["SEQ2SEQ_DEVICE"] = "cpu"
 os.environ["SEQ2SEQ_PROFILE"] = "quick"
 os.environ["CUDA_VISIBLE_DEVICES"] = ""
