@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from seq2seq_lib.exercises.gated import check_gru_cell, check_lstm_cell
+from seq2seq_lib.exercises.gated import check_coupled_lstm, check_gru_cell, check_lstm_cell
 
 
 def _gates(X, H, p):
@@ -95,3 +95,56 @@ def test_lstm_wrong_solutions_are_rejected():
 
     with pytest.raises(AssertionError, match="C_new differs"):
         check_lstm_cell(no_forget_gate)
+
+
+def coupled(p):
+    """The solution of exercise 3.2: F = Z, I = σ(-a_z) = 1 - F, O = σ(30) = 1, C̃ = H̃."""
+    h = p["b_z"].shape[0]
+    return {
+        "W_xf": p["W_xz"], "W_hf": p["W_hz"], "b_f": p["b_z"],
+        "W_xi": -p["W_xz"], "W_hi": -p["W_hz"], "b_i": -p["b_z"],
+        "W_xo": torch.zeros_like(p["W_xz"]), "W_ho": torch.zeros_like(p["W_hz"]),
+        "b_o": torch.full((h,), 30.0),
+        "W_xc": p["W_xh"], "W_hc": p["W_hh"], "b_c": p["b_h"],
+    }
+
+
+def test_coupled_lstm_right_solution_passes(capsys):
+    check_coupled_lstm(coupled)
+    assert capsys.readouterr().out == "Exercise 3.2: all checks passed.\n"
+
+
+def _changed(**changes):
+    return lambda p: {**coupled(p), **{k: f(p) for k, f in changes.items()}}
+
+
+def test_coupled_lstm_wrong_solutions_are_rejected():
+    # I = F instead of 1 - F (the sign of the input gate forgotten)
+    with pytest.raises(AssertionError, match=r"(?s)I_t \(the input gate\) differs.*σ\(-a\)"):
+        check_coupled_lstm(_changed(W_xi=lambda p: p["W_xz"], W_hi=lambda p: p["W_hz"],
+                                    b_i=lambda p: p["b_z"]))
+    # "1 - b" is not how to get 1 - σ(b)
+    with pytest.raises(AssertionError, match="input gate"):
+        check_coupled_lstm(_changed(b_i=lambda p: 1 - p["b_z"]))
+    # F = 1 - Z: the roles of the two interpolation weights swapped
+    def swapped(p):
+        q = coupled(p)
+        for w in ("W_x", "W_h", "b_"):
+            q[f"{w}f"], q[f"{w}i"] = q[f"{w}i"], q[f"{w}f"]
+        return q
+
+    with pytest.raises(AssertionError, match="your F_t is 1 - Z_t"):
+        check_coupled_lstm(swapped)
+    # the output gate left at a moderate bias: O_t = σ(3) ≈ 0.95, not 1
+    with pytest.raises(AssertionError, match="(?s)O_t .*large bias"):
+        check_coupled_lstm(_changed(b_o=lambda p: torch.full_like(p["b_z"], 3.0)))
+    # the candidate taken from the reset gate's block
+    with pytest.raises(AssertionError, match="(?s)C_t .*vs the GRU's H_t.*candidate"):
+        check_coupled_lstm(_changed(W_xc=lambda p: p["W_xr"], W_hc=lambda p: p["W_hr"]))
+    # the identity "coupling" of the old exercise: both sides the same, no LSTM at all
+    with pytest.raises(AssertionError, match="lack"):
+        check_coupled_lstm(lambda p: {"W_xf": p["W_xz"], "W_hf": p["W_hz"], "b_f": p["b_z"]})
+    with pytest.raises(AssertionError, match="dict"):
+        check_coupled_lstm(lambda p: list(coupled(p).values()))
+    with pytest.raises(AssertionError, match=r"W_xc \(d=4, h=5\) has shape"):
+        check_coupled_lstm(_changed(W_xc=lambda p: p["W_hh"]))
