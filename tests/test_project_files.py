@@ -247,3 +247,15 @@ def test_results_files_have_provenance():
         for key in ("command", "started_utc", "wall_seconds", "machine", "versions", "device"):
             assert provenance.get(key) not in (None, ""), f"{path.name}: no {key}"
         assert provenance["command"].startswith("python scripts/translator_results.py")
+
+
+def test_readme_colab_badge_opens_a_chapter_of_this_repository():
+    cfg = load_config()["repository"]
+    owner_repo = cfg["url"].removeprefix("https://github.com/").rstrip("/")
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"https://colab\.research\.google\.com/github/(\S+?)/blob/(\S+?)/(chapters/\S+?\.ipynb)",
+                       text)
+    assert links, "README has no Open-in-Colab badge"
+    for repo, branch, notebook in links:
+        assert (repo, branch) == (owner_repo, cfg.get("branch", "main"))
+        assert (ROOT / notebook).is_file(), notebook
