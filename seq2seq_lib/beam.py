@@ -5,7 +5,10 @@ The searches here keep more, through the same step interface (:mod:`seq2seq_lib.
 
 * :func:`beam_search` keeps the :math:`k` best (the *beam*), chosen among the
   :math:`k|\mathcal Y|` one-token extensions; cost :math:`\mathcal O(k|\mathcal Y|T')`,
-  and :math:`k = 1` is greedy search;
+  and :math:`k = 1` is greedy search. A finished hypothesis keeps its slot in the beam;
+* :func:`completed_beam_search` is the variant of the lecture notes and of CS224n: a
+  finished hypothesis leaves the beam for a list of completed ones, and the search stops
+  when :math:`k` are complete;
 * :func:`exhaustive_search` keeps all of them (:math:`\mathcal O(|\mathcal Y|^{T'})`, for
   tiny vocabularies only).
 
@@ -219,6 +222,83 @@ def beam_search(
     return SearchResult(hyps, stats, history)
 
 
+@torch.no_grad()
+def completed_beam_search(
+    step: StepFn,
+    init_state: State,
+    batch_size: int,
+    bos: int,
+    eos: int,
+    beam_size: int,
+    max_len: int,
+    alpha: float = 0.0,
+    n_best: int = 1,
+    *,
+    reorder_state: ReorderFn = index_state,
+    device: torch.device | str | None = None,
+) -> SearchResult:
+    r"""Beam search with a list of *completed* hypotheses (the lecture notes' and CS224n's).
+
+    The rule: the beam holds only unfinished prefixes. At each step, a sentence with
+    :math:`c` completed hypotheses keeps the :math:`k - c` best (by :math:`\log P`) of the
+    one-token extensions of its beam entries. A kept candidate that ends with ``<eos>``
+    leaves the beam for the completed list, so the beam shrinks by one; a completed
+    hypothesis is never dropped again. The search stops when :math:`k` hypotheses are
+    complete, or after ``max_len`` steps, when the prefixes still in the beam join the list
+    cut without ``<eos>``. The list is ranked by :math:`\log P / L^{\alpha}`. (The notes
+    stop at :math:`n` complete hypotheses and leave :math:`n` open; here :math:`n = k`.)
+
+    :func:`beam_search` differs in one point: there a finished hypothesis keeps a slot and
+    competes with the extensions at every later step, so :math:`k` better unfinished
+    prefixes can push it out, and the beam then explores :math:`k` prefixes again. Neither
+    rule is always the better search: :func:`rule_examples` gives a table on which each one
+    finds the most probable sentence and the other misses it.
+
+    The arguments are :func:`beam_search`'s. Each step feeds all ``B*k`` rows to ``step``
+    (a slot that is empty, or whose hypothesis has completed, has score ``-inf``).
+    """
+    check_search_args(batch_size, bos, eos, max_len)
+    check_int("beam_size", beam_size, 1)
+    check_int("n_best", n_best, 1)
+    if n_best > beam_size:
+        raise ValueError(f"n_best={n_best} cannot exceed beam_size={beam_size}")
+    B, k = batch_size, beam_size
+    dev = search_device(init_state, device)
+    offsets = torch.arange(B, device=dev).unsqueeze(1) * k  # (B, 1): first row of sentence b
+    state = reorder_state(init_state, torch.arange(B, device=dev).repeat_interleave(k))
+    prefix = torch.full((B * k, 1), bos, dtype=torch.long, device=dev)
+    rank = torch.arange(k, device=dev).unsqueeze(0)  # (1, k): the candidates' ranks
+    completed: list[list[Hypothesis]] = [[] for _ in range(B)]
+    scores: torch.Tensor | None = None
+    stats = SearchStats()
+    for _ in range(max_len):
+        log_probs, state = call_step(step, prefix, state, eos)
+        V = log_probs.shape[1]
+        stats.add(B * k, V)
+        if scores is None:  # first step: only entry 0 of each beam is live
+            scores = torch.full((B, k), -math.inf, dtype=log_probs.dtype, device=dev)
+            scores[:, 0] = 0.0
+        scores, beam_idx, token_idx = beam_step(scores, log_probs.view(B, k, V))
+        room = torch.tensor([k - len(c) for c in completed], device=dev).unsqueeze(1)
+        scores = scores.masked_fill(rank >= room, -math.inf)  # keep the k - c best
+        rows = (offsets + beam_idx).view(-1)
+        prefix = torch.cat([prefix.index_select(0, rows), token_idx.view(-1, 1)], dim=1)
+        state = reorder_state(state, rows)
+        ended = (token_idx == eos) & torch.isfinite(scores)
+        for b, j in ended.nonzero().tolist():  # they leave the beam for the completed list
+            completed[b].append(_hypothesis(prefix[b * k + j, 1:].tolist(),
+                                            scores[b, j].item(), eos, alpha))
+        scores = scores.masked_fill(ended, -math.inf)
+        if bool(torch.isinf(scores).all()):  # k complete (or nothing left) everywhere
+            break
+    assert scores is not None
+    for b in range(B):  # at max_len: what is still in the beam, cut without <eos>
+        for j in torch.isfinite(scores[b]).nonzero().flatten().tolist():
+            completed[b].append(_hypothesis(prefix[b * k + j, 1:].tolist(),
+                                            scores[b, j].item(), eos, alpha))
+    return SearchResult([_rank(hyps, n_best) for hyps in completed], stats)
+
+
 # --------------------------------------------------------------------------- exhaustive
 
 
@@ -355,6 +435,42 @@ def seed_beam_example() -> TableExample:
     return TableExample(TableStep(vocab, table, default=uniform), max_len=3)
 
 
+def rule_examples() -> dict[str, TableExample]:
+    """Two tables on which :func:`beam_search` and :func:`completed_beam_search` (``k = 2``,
+    ``alpha = 0``, ``max_len = 4``) return different sentences, one won by each rule.
+
+    Both start alike: after step 1 the beam is {A 0.8, B 0.2}; at step 2 it keeps A B (0.48)
+    and the finished B ``<eos>`` (0.18). At step 3 the two extensions A B C (0.24) and
+    A B D (0.216) both beat B ``<eos>``: the slot-keeping beam drops it and follows both,
+    while the completed list keeps it and follows only A B C. Then
+
+    * ``"completed list wins"``: A B C ``<eos>`` (0.144) and A B D ``<eos>`` (0.1296) are
+      both below B ``<eos>``, the most probable sentence, which only the completed list
+      still holds;
+    * ``"slots win"``: A B D ``<eos>`` (0.1944), the most probable sentence, is found only
+      by the slot-keeping beam, which still follows A B D.
+
+    Our numbers, not the lecture notes'. Other prefixes get the uniform distribution.
+    """
+    vocab = ["A", "B", "C", "D", "<eos>"]
+    common = {
+        (): {"A": 0.8, "B": 0.2},
+        ("A",): {"B": 0.6, "C": 0.2, "D": 0.2},
+        ("B",): {"<eos>": 0.9, "A": 0.1},
+        ("A", "B"): {"C": 0.5, "D": 0.45, "<eos>": 0.05},
+    }
+    last = {
+        "completed list wins": {("A", "B", "C"): {"<eos>": 0.6, "A": 0.4},
+                                ("A", "B", "D"): {"<eos>": 0.6, "A": 0.4}},
+        "slots win": {("A", "B", "C"): {"A": 0.4, "B": 0.3, "C": 0.2, "<eos>": 0.1},
+                      ("A", "B", "D"): {"<eos>": 0.9, "A": 0.1}},
+    }
+    uniform = [0.2] * 5
+    return {name: TableExample(TableStep(vocab, {**common, **rows}, default=uniform),
+                               max_len=4)
+            for name, rows in last.items()}
+
+
 def beam_candidates(
     history: Sequence[BeamStepRecord], sentence: int = 0
 ) -> list[tuple[list[int], float]]:
@@ -373,14 +489,18 @@ def beam_candidates(
     return out
 
 
-def beam_decoder(beam_size: int, alpha: float = 0.0) -> Callable[..., list[list[int]]]:
-    """A ``decode(model, src, src_lengths, *, max_len)`` function running :func:`beam_search`.
+def beam_decoder(beam_size: int, alpha: float = 0.0, *,
+                 completed: bool = False) -> Callable[..., list[list[int]]]:
+    """A ``decode(model, src, src_lengths, *, max_len)`` function running :func:`beam_search`
+    (or :func:`completed_beam_search` when ``completed``).
 
     It has the signature of :func:`seq2seq_lib.encoder_decoder.greedy_decode`, so it plugs into
     :func:`seq2seq_lib.evaluation.translate` and :func:`seq2seq_lib.evaluation.bleu`. ``model``
     is any object with ``init_state(src, src_lengths)`` and ``step(prefix, state)`` whose
     state is batch-first. Returns the best hypothesis of each sentence, ``<eos>`` removed.
     """
+    search = completed_beam_search if completed else beam_search
+
     def decode(model: Any, src: torch.Tensor, src_lengths: torch.Tensor, *,
                max_len: int = 20) -> list[list[int]]:
         was_training = model.training
@@ -388,8 +508,8 @@ def beam_decoder(beam_size: int, alpha: float = 0.0) -> Callable[..., list[list[
         try:
             with torch.no_grad():
                 state = model.init_state(src, src_lengths)
-                result = beam_search(model.step, state, src.shape[0], BOS_ID, EOS_ID,
-                                     beam_size, max_len, alpha, device=src.device)
+                result = search(model.step, state, src.shape[0], BOS_ID, EOS_ID,
+                                beam_size, max_len, alpha, device=src.device)
         finally:
             model.train(was_training)
         return [[t for t in h.tokens if t != EOS_ID] for h in result.best]
