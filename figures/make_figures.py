@@ -46,7 +46,7 @@ from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangl
 from matplotlib.path import Path as MplPath  # noqa: E402
 from matplotlib.patheffects import Normal, withStroke  # noqa: E402
 
-from seq2seq_lib import beam, bleu, vocab  # noqa: E402
+from seq2seq_lib import beam, bleu, search_examples, vocab  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -632,7 +632,7 @@ def attention_decoders() -> Card:
 # --------------------------------------------------------------------------------------------
 
 
-def prefix_probabilities(example: beam.TableExample, prefix: tuple[int, ...]) -> list[float]:
+def prefix_probabilities(example: search_examples.TableExample, prefix: tuple[int, ...]) -> list[float]:
     """The next-token row of the example's table after ``prefix`` (token ids)."""
     step = example.step
     return step.table.get(prefix, step.default)
@@ -640,7 +640,7 @@ def prefix_probabilities(example: beam.TableExample, prefix: tuple[int, ...]) ->
 
 def beam_tree() -> Card:
     """Chapter 9: the lecture notes' beam example, k = 2, every candidate with its P."""
-    example = beam.seed_beam_example()
+    example = search_examples.seed_beam_example()
     step = example.step
     result = beam.beam_search(step, None, 1, example.bos, example.eos, beam_size=2,
                               max_len=example.max_len, keep_history=True)

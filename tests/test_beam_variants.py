@@ -16,12 +16,10 @@ from seq2seq_lib.beam import (
     beam_search,
     completed_beam_search,
     exhaustive_search,
-    rule_examples,
-    seed_beam_example,
-    seed_greedy_example,
 )
 from seq2seq_lib.decoding import TableStep, cut_at_eos, greedy_search
 from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel, greedy_decode
+from seq2seq_lib.search_examples import rule_examples, seed_beam_example, seed_greedy_example
 
 
 def random_table(vocab_size: int, max_len: int, seed: int) -> TableStep:
