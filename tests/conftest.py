@@ -74,3 +74,19 @@ def isolated_data_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test sees the user's cache or $SEQ2SEQ_DATA unless it sets them itself."""
     monkeypatch.delenv("SEQ2SEQ_DATA", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+class MultiTableStep:
+    """A step function for a batch of table examples (tests of the searches): sentence ``b``
+    has its own :class:`~seq2seq_lib.decoding.TableStep`; the state is the sentence id of
+    each row."""
+
+    def __init__(self, tables):
+        self.tables = tables
+
+    def __call__(self, prefix, state):
+        import torch
+
+        pairs = zip(state.tolist(), prefix[:, 1:].tolist(), strict=True)
+        rows = [self.tables[b].probs(p) for b, p in pairs]
+        return torch.tensor(rows, dtype=torch.float64).log(), state

@@ -11,6 +11,7 @@ import random
 import pytest
 import torch
 
+from conftest import MultiTableStep
 from seq2seq_lib.beam import (
     beam_decoder,
     beam_search,
@@ -34,16 +35,6 @@ def random_table(vocab_size: int, max_len: int, seed: int) -> TableStep:
     return TableStep(vocab, table)
 
 
-class MultiTableStep:
-    """Sentence ``b`` has its own table; the state is the sentence id of each row."""
-
-    def __init__(self, tables: list[TableStep]):
-        self.tables = tables
-
-    def __call__(self, prefix, state):
-        pairs = zip(state.tolist(), prefix[:, 1:].tolist(), strict=True)
-        rows = [self.tables[b].probs(p) for b, p in pairs]
-        return torch.tensor(rows, dtype=torch.float64).log(), state
 
 
 def as_pairs(hyps):

@@ -12,6 +12,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import MultiTableStep
 from seq2seq_lib import beam
 from seq2seq_lib.beam import beam_candidates, beam_search, exhaustive_search
 from seq2seq_lib.decoding import TableStep, greedy_search, index_state
@@ -40,16 +41,6 @@ def random_table(vocab_size: int, max_len: int, seed: int, zero_eos_first: bool 
     return TableStep(vocab, table)
 
 
-class MultiTableStep:
-    """Sentence ``b`` has its own random table; the state is the sentence id of each row."""
-
-    def __init__(self, tables: list[TableStep]):
-        self.tables = tables
-
-    def __call__(self, prefix, state):
-        pairs = zip(state.tolist(), prefix[:, 1:].tolist(), strict=True)
-        rows = [self.tables[b].probs(p) for b, p in pairs]
-        return torch.tensor(rows, dtype=torch.float64).log(), state
 
 
 class TinyGRUStep(torch.nn.Module):
