@@ -250,7 +250,8 @@ def completed_beam_search(
     :func:`beam_search` differs in one point: there a finished hypothesis keeps a slot and
     competes with the extensions at every later step, so :math:`k` better unfinished
     prefixes can push it out, and the beam then explores :math:`k` prefixes again. Neither
-    rule is always the better search: :func:`rule_examples` gives a table on which each one
+    rule is always the better search:
+    :func:`~seq2seq_lib.search_examples.rule_examples` gives a table on which each one
     finds the most probable sentence and the other misses it.
 
     The arguments are :func:`beam_search`'s. Each step feeds all ``B*k`` rows to ``step``
@@ -372,7 +373,8 @@ def beam_candidates(
 ) -> list[tuple[list[int], float]]:
     """Every (tokens, :math:`\\log P`) the beam held after each step, in order (d2l's candidates).
 
-    For :func:`seed_beam_example` with beam size 2 this is the book's list of six candidates.
+    For :func:`~seq2seq_lib.search_examples.seed_beam_example` with beam size 2 this is the
+    book's list of six candidates.
     Empty slots (``-inf``) are skipped.
     """
     out = []
