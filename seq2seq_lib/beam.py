@@ -122,6 +122,26 @@ def beam_step(
     return new_scores, flat // V, flat % V
 
 
+def _start_beams(
+    init_state: State, batch_size: int, bos: int, eos: int, beam_size: int, max_len: int,
+    n_best: int, reorder_state: ReorderFn, device: torch.device | str | None,
+) -> tuple[torch.device, torch.Tensor, State, torch.Tensor]:
+    """Check a beam search's arguments; return its device, each sentence's first row
+    ``(B, 1)``, the state repeated ``k`` times per sentence and the ``<bos>`` prefixes
+    ``(B*k, 1)``."""
+    check_search_args(batch_size, bos, eos, max_len)
+    check_int("beam_size", beam_size, 1)
+    check_int("n_best", n_best, 1)
+    if n_best > beam_size:
+        raise ValueError(f"n_best={n_best} cannot exceed beam_size={beam_size}")
+    B, k = batch_size, beam_size
+    dev = search_device(init_state, device)
+    offsets = torch.arange(B, device=dev).unsqueeze(1) * k  # (B, 1): first row of sentence b
+    state = reorder_state(init_state, torch.arange(B, device=dev).repeat_interleave(k))
+    prefix = torch.full((B * k, 1), bos, dtype=torch.long, device=dev)
+    return dev, offsets, state, prefix
+
+
 @torch.no_grad()
 def beam_search(
     step: StepFn,
@@ -169,16 +189,9 @@ def beam_search(
         keep_history: record the beam after every step in ``result.history``.
         device: where the prefix tensor lives (default: the device of ``init_state``).
     """
-    check_search_args(batch_size, bos, eos, max_len)
-    check_int("beam_size", beam_size, 1)
-    check_int("n_best", n_best, 1)
-    if n_best > beam_size:
-        raise ValueError(f"n_best={n_best} cannot exceed beam_size={beam_size}")
     B, k = batch_size, beam_size
-    dev = search_device(init_state, device)
-    offsets = torch.arange(B, device=dev).unsqueeze(1) * k  # (B, 1): first row of sentence b
-    state = reorder_state(init_state, torch.arange(B, device=dev).repeat_interleave(k))
-    prefix = torch.full((B * k, 1), bos, dtype=torch.long, device=dev)
+    dev, offsets, state, prefix = _start_beams(init_state, batch_size, bos, eos, beam_size,
+                                               max_len, n_best, reorder_state, device)
     finished = torch.zeros(B, k, dtype=torch.bool, device=dev)
     scores: torch.Tensor | None = None
     stay: torch.Tensor | None = None
@@ -257,16 +270,9 @@ def completed_beam_search(
     The arguments are :func:`beam_search`'s. Each step feeds all ``B*k`` rows to ``step``
     (a slot that is empty, or whose hypothesis has completed, has score ``-inf``).
     """
-    check_search_args(batch_size, bos, eos, max_len)
-    check_int("beam_size", beam_size, 1)
-    check_int("n_best", n_best, 1)
-    if n_best > beam_size:
-        raise ValueError(f"n_best={n_best} cannot exceed beam_size={beam_size}")
     B, k = batch_size, beam_size
-    dev = search_device(init_state, device)
-    offsets = torch.arange(B, device=dev).unsqueeze(1) * k  # (B, 1): first row of sentence b
-    state = reorder_state(init_state, torch.arange(B, device=dev).repeat_interleave(k))
-    prefix = torch.full((B * k, 1), bos, dtype=torch.long, device=dev)
+    dev, offsets, state, prefix = _start_beams(init_state, batch_size, bos, eos, beam_size,
+                                               max_len, n_best, reorder_state, device)
     rank = torch.arange(k, device=dev).unsqueeze(0)  # (1, k): the candidates' ranks
     completed: list[list[Hypothesis]] = [[] for _ in range(B)]
     scores: torch.Tensor | None = None

@@ -98,12 +98,17 @@ def test_tiny_model_overfits_tiny_dataset(tiny):
     assert bleu(model, tiny.train, tiny.src_vocab, tiny.tgt_vocab).score > 90
 
 
+def _small_seq2seq(data):
+    """A two-layer LSTM seq2seq with dropout, the same initial weights every call."""
+    torch.manual_seed(0)
+    return Seq2SeqModel(Seq2SeqConfig(len(data.src_vocab), len(data.tgt_vocab), embed_size=8,
+                                      hidden_size=16, num_layers=2, dropout=0.2))
+
+
 @pytest.mark.parametrize("bucketed", [False, True])
 def test_checkpoint_resume_gives_identical_training(tiny, tmp_path, bucketed):
     def fresh():
-        torch.manual_seed(0)
-        return Seq2SeqModel(Seq2SeqConfig(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=8,
-                                          hidden_size=16, num_layers=2, dropout=0.2))
+        return _small_seq2seq(tiny)
 
     def loader():
         if bucketed:
@@ -133,9 +138,7 @@ def test_paused_run_continues_bit_for_bit(tiny, tmp_path, bucketed):
     """A run paused in the middle of an epoch (twice) ends with the same weights and history
     as one uninterrupted run: shuffling, dropout and teacher-forcing coins continue."""
     def fresh():
-        torch.manual_seed(0)
-        return Seq2SeqModel(Seq2SeqConfig(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=8,
-                                          hidden_size=16, num_layers=2, dropout=0.2))
+        return _small_seq2seq(tiny)
 
     def loader():
         if bucketed:
