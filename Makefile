@@ -18,8 +18,9 @@ install:
 book: install
 	jupyter-book build -W -n --keep-going .
 
+# Two workers, one file at a time each, in the order conftest.py gives (longest first).
 test: book
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 # Re-execute every chapter in place under the quick profile on CPU (what CI compares against).
 notebooks:

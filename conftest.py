@@ -5,12 +5,39 @@ conftest files on its path: hooks in ``tests/conftest.py`` never see the nbval i
 ``chapters/``.
 """
 
+from collections import defaultdict
+from pathlib import Path
+
+# `make test` runs pytest with two workers (`-n 2 --dist loadfile --no-loadscope-reorder`):
+# each file is one unit of work, and each worker takes the next unit in collection order
+# when it is nearly done with its last. Chapter 11 is the longest by far and needs chapter 8's
+# models (from its second training cell on) and chapter 7's (in its last), chapter 9 needs
+# chapter 8's: so one worker runs chapter 8 and then chapter 11, the other chapter 7, chapter
+# 9 and everything else. A worker that asks for a model the other is still training waits
+# for it and loads it (seq2seq_lib.cache.locked), so another order is slower, never wrong.
+FIRST = (
+    "chapters/08_attention.ipynb",
+    "chapters/07_seq2seq.ipynb",
+    "chapters/11_translator.ipynb",
+    "chapters/09_beam_search.ipynb",
+)
+ROOT = Path(__file__).resolve().parent
+assert all((ROOT / name).is_file() for name in FIRST), "FIRST names a file that is gone"
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {name: i for i, name in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(FIRST)))  # stable
+
+
 # No notebook cell may come within a factor of two of nbval's per-cell timeout: a busier or
 # slower machine would then time out. nbval runs one test item per cell; collect their times.
 _cell_seconds: list[tuple[float, str]] = []
+_file_seconds: dict[str, float] = defaultdict(float)
 
 
 def pytest_runtest_logreport(report):
+    _file_seconds[report.nodeid.split("::", 1)[0]] += report.duration
     if report.when == "call" and ".ipynb::" in report.nodeid:
         _cell_seconds.append((report.duration, report.nodeid))
 
@@ -21,6 +48,10 @@ def _cell_budget(config) -> float | None:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _file_seconds:
+        terminalreporter.section("slowest files (setup, calls and teardown)")
+        for name, seconds in sorted(_file_seconds.items(), key=lambda kv: -kv[1])[:20]:
+            terminalreporter.line(f"{seconds:7.1f} s  {name}")
     if not _cell_seconds:
         return
     budget = _cell_budget(config)

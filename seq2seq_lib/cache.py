@@ -20,12 +20,16 @@ The key is a SHA-256 over
   weights trained with native kernels differ in the last bits from portable ones).
 
 Files are written atomically (temporary file, then ``os.replace``) and read with
-``torch.load(weights_only=True)``: a cache file cannot run code.
+``torch.load(weights_only=True)``: a cache file cannot run code. Several processes may share
+one cache (notebooks executed side by side): while one trains a model, the others that ask
+for it wait for it (a lock file beside the cache file) and then load it, instead of training
+it a second time.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -37,7 +41,7 @@ import tempfile
 import textwrap
 import types
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -267,6 +271,27 @@ class Trained:
     finished: bool = True
 
 
+@contextlib.contextmanager
+def locked(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold an exclusive lock on ``<path>.lock`` (other processes wait) while in the block.
+
+    On systems without ``fcntl`` (Windows) it locks nothing.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on Linux or macOS
+        yield
+        return
+    lock = Path(path).with_suffix(".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def resume_path(path: str | os.PathLike[str]) -> Path:
     """Where a paused training run of the cache file ``path`` keeps its state."""
     return Path(path).with_suffix(".resume.pt")
@@ -302,8 +327,18 @@ def train_or_load(
         device: where the returned model lives.
         directory: the cache folder (default :func:`cache_dir`).
         pause_at: stop this call's training after this many updates (see above).
+
+    Processes that ask for the same model at the same time take turns (:func:`locked`): the
+    first trains, the others then load its result.
     """
     path = cache_path(name, config, build, train, directory=directory)
+    with locked(path):  # another process training this model: wait for it, then load
+        return _train_or_load(name, config, path, build, train, device, pause_at)
+
+
+def _train_or_load(name: str, config: Any, path: Path, build: Callable[[], nn.Module],
+                   train: Callable[..., History], device: torch.device | str,
+                   pause_at: int | None) -> Trained:
     resume = resume_path(path)
     model = build().to(device)
     if path.exists():

@@ -226,3 +226,52 @@ def test_a_paused_run_is_continued_by_the_next_call_and_then_cached(tmp_path):
         assert torch.equal(a, b)
     again = cache.train_or_load("split", {}, build_model, train, directory=tmp_path, pause_at=5)
     assert again.loaded and again.finished  # cached now: nothing to pause
+
+
+def _slow_train(model, log=None):  # module level: a spawned process must import it
+    with open(log, "a") as handle:
+        handle.write("start\n")
+    import time
+
+    time.sleep(1.0)
+    with torch.no_grad():
+        model.weight.add_(1.0)
+    with open(log, "a") as handle:
+        handle.write("end\n")
+    return {"loss": [0.5]}
+
+
+def _ask_for_slow_model(directory, log):
+    import functools
+
+    out = cache.train_or_load("slow", {"h": 1}, build, functools.partial(_slow_train, log=log),
+                              directory=directory)
+    return out.loaded
+
+
+def test_processes_asking_for_one_model_at_once_train_it_once(tmp_path):
+    import multiprocessing
+
+    log = tmp_path / "log.txt"
+    with multiprocessing.get_context("spawn").Pool(3) as pool:
+        loaded = pool.starmap(_ask_for_slow_model, [(tmp_path / "cache", log)] * 3)
+    assert sorted(loaded) == [False, True, True]  # one trained, the other two waited and loaded
+    assert log.read_text() == "start\nend\n"  # no second training began, not even overlapping
+
+
+def test_the_lock_makes_a_second_holder_wait(tmp_path):
+    import threading
+
+    target = tmp_path / "m.pt"
+    order = []
+    with cache.locked(target):
+        def other():
+            with cache.locked(target):
+                order.append("other")
+
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join(0.5)
+        order.append("first")  # the other thread is still waiting for the lock
+    thread.join(5)
+    assert order == ["first", "other"]
