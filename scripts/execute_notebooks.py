@@ -109,6 +109,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=int, default=900, help="seconds per cell")
     args = parser.parse_args()
     os.environ.update(SEQ2SEQ_DEVICE="cpu", SEQ2SEQ_PROFILE="quick", CUDA_VISIBLE_DEVICES="")
+    os.environ.pop("SEQ2SEQ_SMOKE", None)  # stored outputs are never a smoke run's
     # the kernels import this checkout's seq2seq_lib, whatever copy pip installed
     root = str(Path(__file__).resolve().parents[1])
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))

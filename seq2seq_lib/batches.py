@@ -18,6 +18,7 @@ The pipeline from the corpus (:mod:`seq2seq_lib.corpus`) to what a model reads:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import hashlib
 import os
@@ -31,6 +32,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from seq2seq_lib.corpus import find_corpus, read_pairs
+from seq2seq_lib.device import SMOKE_SENTENCES, SMOKE_SPLIT, smoke
 from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID, TokenPair, Vocab, tokenize
 
 # --------------------------------------------------------------------------- splits
@@ -83,7 +85,16 @@ def sample_pairs(pairs: Sequence[Any], n: int | None, *, seed: int = 0) -> list[
     gives the same sample in every run (``random.Random(seed)``). ``n = None`` or
     ``n >= len(pairs)`` returns all of them (a new list). Works on any sequence: pairs,
     or the distinct sources of a split.
+
+    In a smoke run (:func:`seq2seq_lib.device.smoke`) a sample has at most
+    :data:`~seq2seq_lib.device.SMOKE_SENTENCES` items: there an evaluation only has to run.
     """
+    if smoke():
+        n = SMOKE_SENTENCES if n is None else min(n, SMOKE_SENTENCES)
+    return _sample(pairs, n, seed)
+
+
+def _sample(pairs: Sequence[Any], n: int | None, seed: int) -> list[Any]:
     if n is None or n >= len(pairs):
         return list(pairs)
     if n < 0:
@@ -324,7 +335,7 @@ class TranslationData:
         kept, dropped = filter_pairs(pairs, max_len)
         stats = {"pairs": len(pairs), **dropped, "kept": len(kept)}
         if num_pairs is not None and num_pairs < len(kept):
-            kept = sample_pairs(kept, num_pairs, seed=seed)
+            kept = _sample(kept, num_pairs, seed)  # (the corpus: no smoke-run cap)
             stats["subsampled"] = len(kept)
         train, valid, test = split_by_source(kept, fractions, seed=seed)
         stats.update(train=len(train), valid=len(valid), test=len(test))
@@ -406,7 +417,9 @@ def load_translation_data(
         min_freq: tokens seen fewer times in the training split map to ``<unk>``.
         lowercase: lower-case both sides (as d2l).
         num_pairs: keep a seeded random ``num_pairs`` of the filtered pairs (quick profile).
-        fractions, seed: see :func:`split_by_source`.
+        fractions, seed: see :func:`split_by_source`. (In a smoke run,
+            :func:`seq2seq_lib.device.smoke`, the validation and test splits keep a seeded
+            sample of ``SMOKE_SPLIT`` pairs each.)
         **find: passed to :func:`~seq2seq_lib.corpus.find_corpus` (``cache_dir``, ``url``, ``opener``,
             ``download``, ``verify``).
     """
@@ -419,7 +432,12 @@ def load_translation_data(
             pairs = [(tok(fr), tok(en)) for en, fr in raw]
         else:
             pairs = [(tok(en), tok(fr)) for en, fr in raw]
-        return TranslationData.from_pairs(
+        data = TranslationData.from_pairs(
             pairs, name=direction, max_len=max_len, min_freq=min_freq, num_pairs=num_pairs,
             fractions=fractions, seed=seed,
         )
+    if smoke():  # a smoke run: every evaluation only has to run
+        valid, test = (_sample(split, SMOKE_SPLIT, seed) for split in (data.valid, data.test))
+        data = dataclasses.replace(data, valid=valid, test=test,
+                                   stats={**data.stats, "valid": len(valid), "test": len(test)})
+    return data

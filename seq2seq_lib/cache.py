@@ -17,7 +17,8 @@ The key is a SHA-256 over
   elsewhere in the library (a docstring of :mod:`seq2seq_lib.bleu`) does not;
 * the source of the ``build`` and ``train`` functions themselves (a changed recipe retrains);
 * the PyTorch major.minor version and the numerics mode (:mod:`seq2seq_lib.numerics`:
-  weights trained with native kernels differ in the last bits from portable ones).
+  weights trained with native kernels differ in the last bits from portable ones);
+* whether it is a smoke run (:func:`seq2seq_lib.device.smoke`: a few updates only).
 
 Files are written atomically (temporary file, then ``os.replace``) and read with
 ``torch.load(weights_only=True)``: a cache file cannot run code. Several processes may share
@@ -51,6 +52,7 @@ import torch
 from torch import nn
 
 from seq2seq_lib import chapters, numerics
+from seq2seq_lib.device import smoke
 
 ENV_CACHE = "SEQ2SEQ_CACHE"
 History = dict[str, Any]
@@ -205,6 +207,7 @@ def cache_key(
         "train": _function_fingerprint(train),
         "torch": ".".join(torch.__version__.split(".")[:2]),
         "numerics": numerics.mode(),
+        "smoke": smoke(),  # smoke-run models (a few updates) are never real ones
     }
     try:
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"))

@@ -14,6 +14,16 @@ the values written in the notebook, so one switch re-runs the whole book in anot
 setting without editing notebooks (``SEQ2SEQ_PROFILE=full jupyter nbconvert ...``).
 The stored outputs of the book are made with ``cpu`` and ``quick``, with the CPU kernels
 pinned by :mod:`seq2seq_lib.numerics`; ``print(run)`` shows both.
+
+``SEQ2SEQ_SMOKE=1`` makes a *smoke run* (:func:`smoke`): every training run of the library
+stops after :data:`SMOKE_UPDATES` updates (logging and validating after each) of at most
+:data:`SMOKE_BATCH` translation pairs, the corpus's validation and test splits keep
+:data:`SMOKE_SPLIT` pairs, and every evaluation sample
+(:func:`seq2seq_lib.batches.sample_pairs`: validation losses, BLEU) has at most
+:data:`SMOKE_SENTENCES` items. With ``SEQ2SEQ_PROFILE=full`` it runs the full profile's
+code — its large models, its recipes, its evaluation paths — end to end on a CPU in minutes,
+so that a crash in code only the full profile reaches shows up before a reader meets it.
+Its numbers mean nothing; the model cache keeps smoke models apart from real ones.
 """
 
 from __future__ import annotations
@@ -36,6 +46,21 @@ DEVICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 PROFILES: tuple[str, ...] = ("quick", "full")
 ENV_DEVICE = "SEQ2SEQ_DEVICE"
 ENV_PROFILE = "SEQ2SEQ_PROFILE"
+ENV_SMOKE = "SEQ2SEQ_SMOKE"
+SMOKE_UPDATES = 4
+"""Updates per training run in a smoke run."""
+SMOKE_SENTENCES = 16
+"""Items per evaluation sample in a smoke run."""
+SMOKE_BATCH = 8
+"""Training pairs per batch in a smoke run (:func:`seq2seq_lib.training.fit`)."""
+SMOKE_SPLIT = 200
+"""Pairs kept in the corpus's validation and test splits in a smoke run
+(:func:`seq2seq_lib.batches.load_translation_data`)."""
+
+
+def smoke() -> bool:
+    """Whether this is a smoke run (``SEQ2SEQ_SMOKE=1``; see the module docstring)."""
+    return os.environ.get(ENV_SMOKE) == "1"
 
 T = TypeVar("T")
 
@@ -64,8 +89,9 @@ class Run:
     def __str__(self) -> str:
         """Two lines: the device, profile and seed; then what :mod:`seq2seq_lib.numerics`
         pinned."""
-        return (f"device={self.device.type} | profile={self.profile} | seed={self.seed}\n"
-                f"{numerics.describe()}")
+        smoke_run = " | smoke run: meaningless numbers" if smoke() else ""
+        return (f"device={self.device.type} | profile={self.profile} | seed={self.seed}"
+                f"{smoke_run}\n{numerics.describe()}")
 
 
 def resolve_device(name: str) -> torch.device:

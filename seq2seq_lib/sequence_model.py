@@ -19,6 +19,7 @@ from torch import Tensor, nn
 
 from seq2seq_lib.cache import Trained, train_or_load
 from seq2seq_lib.cells import CellType, LSTMCell
+from seq2seq_lib.device import SMOKE_UPDATES, smoke
 from seq2seq_lib.rnn import scratch_like
 from seq2seq_lib.tasks import Task, TaskName, make_task
 
@@ -90,6 +91,8 @@ def train_sequence_model(
     """
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
+    if smoke():  # a smoke run: the code path, not the result
+        steps = min(steps, SMOKE_UPDATES)
     g = torch.Generator().manual_seed(seed)
     device = next(model.parameters()).device
     # fused: the same bits on every CPU (see seq2seq_lib.numerics), and faster

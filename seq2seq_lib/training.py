@@ -50,6 +50,7 @@ from tqdm import tqdm
 from seq2seq_lib.batches import Batch, TranslationData, TranslationDataset, sample_pairs
 from seq2seq_lib.batching import bucket_loader
 from seq2seq_lib.cache import load_checkpoint, save_atomic
+from seq2seq_lib.device import SMOKE_BATCH, SMOKE_UPDATES, smoke
 from seq2seq_lib.encoder_decoder import EncoderDecoder
 from seq2seq_lib.losses import masked_cross_entropy
 from seq2seq_lib.vocab import PAD_ID
@@ -267,6 +268,9 @@ def train(
     """
     epochs, max_steps, log_every = config.epochs, config.steps, config.log_every
     valid_every, clip, seed = config.valid_every, config.clip, config.seed
+    if smoke():  # a smoke run: the code path, not the result; log and validate every update
+        max_steps = min(max_steps or SMOKE_UPDATES, SMOKE_UPDATES)
+        log_every, valid_every = 1, (1 if valid_every is not None else None)
     if valid_every is not None and valid_loader is None:
         raise ValueError("valid_every needs a valid_loader")
     if pause_at is not None and checkpoint is None:
@@ -399,10 +403,12 @@ def fit(
     batches of ``config.batch_size`` pairs (:func:`~seq2seq_lib.batching.bucket_loader`),
     validated on a fixed random sample of ``config.valid_pairs`` validation pairs
     (:func:`~seq2seq_lib.batches.sample_pairs`, seed 0: not the first rows, which are the
-    shortest sentences). Sources are reversed when ``model.reverse_source``.
+    shortest sentences). Sources are reversed when ``model.reverse_source``. (A smoke run,
+    :func:`seq2seq_lib.device.smoke`, uses batches of at most ``SMOKE_BATCH`` pairs.)
     ``checkpoint`` and ``pause_at``: save, pause and resume (see :func:`train`)."""
     rev = model.reverse_source
-    loader = bucket_loader(data.dataset("train"), config.batch_size, reverse_source=rev)
+    batch_size = min(config.batch_size, SMOKE_BATCH) if smoke() else config.batch_size
+    loader = bucket_loader(data.dataset("train"), batch_size, reverse_source=rev)
     valid_set = TranslationDataset(sample_pairs(data.valid, config.valid_pairs),
                                    data.src_vocab, data.tgt_vocab)
     valid = bucket_loader(valid_set, config.valid_batch_size, shuffle=False, reverse_source=rev)

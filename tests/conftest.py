@@ -31,6 +31,7 @@ if GPU_TESTS:
 os.environ["SEQ2SEQ_DEVICE"] = "cpu"
 os.environ["SEQ2SEQ_PROFILE"] = "quick"
 os.environ["CUDA_VISIBLE_DEVICES"] = ""
+os.environ.pop("SEQ2SEQ_SMOKE", None)  # (tests/test_full_profile_smoke.py sets it for itself)
 # ... and import this checkout's seq2seq_lib, whatever copy pip installed.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 

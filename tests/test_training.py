@@ -271,3 +271,51 @@ def test_fit_validates_on_a_random_sample_not_the_first_rows(tiny, monkeypatch):
     fit(model, by_length, TrainConfig(batch_size=8, steps=1, valid_pairs=4), progress=False)
     assert seen == [sample_pairs(by_length.valid, 4)]
     assert seen[0] != by_length.valid[:4]
+
+
+def test_a_smoke_run_makes_a_few_small_updates_and_validates_after_each(tiny, monkeypatch):
+    """SEQ2SEQ_SMOKE=1 (the full profile's code on a CPU, tests/test_full_profile_smoke.py)."""
+    from seq2seq_lib import device
+
+    big = replace(tiny, train=tiny.train * 8)  # 50 updates: a few epochs
+    config = TrainConfig(batch_size=32, epochs=10, steps=50, lr=1e-2, log_every=25, valid_every=25,
+                         valid_pairs=40, valid_batch_size=40)
+
+    def run():
+        torch.manual_seed(0)
+        model = make_cho(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8)
+        return fit(model, big, config, progress=False)
+
+    normal = run()
+    assert normal["updates"] == 50 and normal["valid_step"] == [25, 50]
+    monkeypatch.setenv(device.ENV_SMOKE, "1")
+    smoke = run()
+    updates = device.SMOKE_UPDATES
+    assert smoke["updates"] == updates and smoke["step"] == list(range(1, updates + 1))
+    assert smoke["valid_step"] == list(range(1, updates + 1))
+    assert smoke["tokens"] <= updates * device.SMOKE_BATCH * 6  # targets: <= 5 letters + <eos>
+    assert len(sample_pairs(big.train, None)) == device.SMOKE_SENTENCES
+    assert len(sample_pairs(big.train, 3)) == 3
+
+
+def test_a_smoke_run_keeps_small_validation_and_test_splits(tmp_path, monkeypatch):
+    from seq2seq_lib import device
+    from seq2seq_lib.batches import load_translation_data
+
+    rng = random.Random(0)
+    lines = [f"{' '.join(rng.choice('abcdefgh') for _ in range(rng.randint(1, 6)))}\tx {i}"
+             for i in range(3000)]
+    corpus = tmp_path / "fra.txt"
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    normal = load_translation_data(corpus, min_freq=1, verify=False)
+    monkeypatch.setenv(device.ENV_SMOKE, "1")
+    smoke = load_translation_data(corpus, min_freq=1, verify=False)
+    assert len(normal.valid) > device.SMOKE_SPLIT
+    assert len(smoke.valid) == len(smoke.test) == device.SMOKE_SPLIT
+    assert smoke.stats["test"] == device.SMOKE_SPLIT
+
+    def keys(split):
+        return {(tuple(s), tuple(t)) for s, t in split}
+
+    assert smoke.train == normal.train
+    assert keys(smoke.valid) <= keys(normal.valid) and keys(smoke.test) <= keys(normal.test)
