@@ -8,13 +8,12 @@ conftest files on its path: hooks in ``tests/conftest.py`` never see the nbval i
 from collections import defaultdict
 from pathlib import Path
 
-# `make test` runs pytest with two workers (`-n 2 --dist loadfile --no-loadscope-reorder`):
-# each file is one unit of work, and each worker takes the next unit in collection order
-# when it is nearly done with its last. Chapter 11 is the longest by far and needs chapter 8's
-# models (from its second training cell on) and chapter 7's (in its last), chapter 9 needs
-# chapter 8's: so one worker runs chapter 8 and then chapter 11, the other chapter 7, chapter
-# 9 and everything else. A worker that asks for a model the other is still training waits
-# for it and loads it (seq2seq_lib.cache.locked), so another order is slower, never wrong.
+# The order of the long notebooks: each after the chapters whose models it loads (chapter 11
+# loads chapter 7's and 8's, chapter 9 chapter 8's). With two workers
+# (`pytest -n 2 --dist loadfile --no-loadscope-reorder`) each file is one unit of work, taken
+# in this order, so one worker runs chapter 8 then 11 and the other chapter 7, 9 and the
+# rest. A worker that asks for a model the other is still training waits for it and loads it
+# (seq2seq_lib.cache.locked), so another order is slower, never wrong.
 FIRST = (
     "chapters/08_attention.ipynb",
     "chapters/07_seq2seq.ipynb",
