@@ -2,6 +2,11 @@
 
     python scripts/translator_results.py --profile full           # on a GPU: a few hours
     python scripts/translator_results.py --profile quick --device cpu
+    python scripts/translator_results.py --profile quick --device cpu --controls
+
+``--controls`` trains and measures ``seq2seq_lib.ablation.CONTROLS`` instead (the score
+functions with several seeds, scaled scores, a lower learning rate) and writes
+``results/translator-controls-<profile>.json``.
 
 It trains (or, with ``--cache``, loads) every variant of ``seq2seq_lib.ablation.VARIANTS``
 and chapter 7's seq2seq, measures them exactly as chapter 11 does — choices on the
@@ -22,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -78,8 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None,
                         help="models trained side by side, one process each (default: one per "
                              "core on a CPU, 1 on a GPU; several may share one GPU)")
+    parser.add_argument("--controls", action="store_true",
+                        help="train and measure ablation.CONTROLS (several seeds and the "
+                             "controls of the score comparison) instead of the ablation")
     args = parser.parse_args(argv)
-    out = args.out or ROOT / "results" / f"translator-{args.profile}.json"
+    name = f"translator-{'controls-' * args.controls}{args.profile}.json"
+    out = args.out or ROOT / "results" / name
     if args.cache is None:
         args.cache = Path(tempfile.mkdtemp(prefix="seq2seq-results-"))
     os.environ["SEQ2SEQ_CACHE"] = str(args.cache)  # before the library reads it
@@ -94,21 +104,26 @@ def main(argv: list[str] | None = None) -> int:
     started, start = datetime.now(timezone.utc), time.perf_counter()
 
     data = seq2seq.translation_data()
-    cached = {label for label, kw in ablation.VARIANTS.items()
+    jobs = ablation.control_jobs() if args.controls else ablation.VARIANTS
+    cached = {label for label, kw in jobs.items()
               if translators.translator_path(run, data, **kw).exists()}
-    trained = translators.train_translators(run, data, ablation.VARIANTS, workers=args.workers)
-    trained[ablation.SEQ2SEQ_LABEL] = seq2seq.train_seq2seq(run, data)
-    if trained[ablation.SEQ2SEQ_LABEL].loaded:
-        cached.add(ablation.SEQ2SEQ_LABEL)
+    trained = translators.train_translators(run, data, jobs, workers=args.workers)
+    if not args.controls:
+        trained[ablation.SEQ2SEQ_LABEL] = seq2seq.train_seq2seq(run, data)
+        if trained[ablation.SEQ2SEQ_LABEL].loaded:
+            cached.add(ablation.SEQ2SEQ_LABEL)
     train_seconds = time.perf_counter() - start
     rows = [ablation.variant_row(label, t, data, device=run.device)
             for label, t in trained.items()]
     print(ablation.variant_table(rows), flush=True)
-    best = ablation.best_variant(rows)
-    beams = ablation.beam_rows(trained[best.label].model, data, device=run.device)
-    print(ablation.beam_table(beams), flush=True)
-
-    results = ablation.results_dict(run, rows, beams, best.label)
+    if args.controls:
+        print(ablation.control_table(ablation.control_groups(rows)), flush=True)
+        results = {"profile": run.profile, "controls": [asdict(r) for r in rows]}
+    else:
+        best = ablation.best_variant(rows)
+        beams = ablation.beam_rows(trained[best.label].model, data, device=run.device)
+        print(ablation.beam_table(beams), flush=True)
+        results = ablation.results_dict(run, rows, beams, best.label)
     results["provenance"] = {
         "command": shlex.join(["python", "scripts/translator_results.py",
                                *_without_paths(argv if argv is not None else sys.argv[1:])]),

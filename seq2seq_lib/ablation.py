@@ -42,6 +42,20 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "general + scheduled sampling": {"style": "luong", "score": "general",
                                      "teacher_forcing": "scheduled"},
 }
+#: The controls of the score comparison: ``(group, variant, seeds)``. Each group is trained
+#: once per seed (:func:`seq2seq_lib.translators.translator_recipe`'s ``seed``: initial
+#: weights and batch order); seed 0 is the model of :data:`VARIANTS`. The scaled scores
+#: divide dot and general by :math:`\sqrt{d_k}`; the ``lr`` rows use a 5x lower learning
+#: rate than the quick profile's.
+CONTROLS: tuple[tuple[str, dict[str, Any], tuple[int, ...]], ...] = (
+    ("Luong, dot", VARIANTS["Luong, dot"], (0, 1, 2)),
+    ("Luong, general", VARIANTS["Luong, general"], (0, 1, 2)),
+    ("Luong, concat", VARIANTS["Luong, concat"], (0, 1, 2)),
+    ("Luong, scaled dot", {"style": "luong", "score": "scaled_dot"}, (0, 1, 2)),
+    ("Luong, scaled general", {"style": "luong", "score": "scaled_general"}, (0, 1, 2)),
+    ("Luong, dot, lr 1e-3", {**VARIANTS["Luong, dot"], "lr": 1e-3}, (0,)),
+    ("Luong, general, lr 1e-3", {**VARIANTS["Luong, general"], "lr": 1e-3}, (0,)),
+)
 BEAM_SIZES = (1, 2, 5, 10)
 ALPHAS = (0.0, 0.6, 1.0)
 VALID_LIMIT = 1000  # validation sources scored when choosing (a fixed random sample)
@@ -96,6 +110,69 @@ def variant_row(label: str, trained: Trained, data: TranslationData, *,
         updates=history["updates"], pairs_seen=_pairs_seen(trained, data),
         valid_loss=float(losses[-1]), valid_bleu=valid.score, test_bleu=test.score,
     )
+
+
+def control_jobs() -> dict[str, dict[str, Any]]:
+    """Every model of :data:`CONTROLS`, ``{"<group> | seed <n>": variant with its seed}``,
+    all seed-0 models first (the ones a reader has seen in the table), then seed 1, then 2."""
+    most = max(len(seeds) for _, _, seeds in CONTROLS)
+    jobs = {}
+    for i in range(most):
+        for group, variant, seeds in CONTROLS:
+            if i < len(seeds):
+                jobs[f"{group} | seed {seeds[i]}"] = {**variant, "seed": seeds[i]}
+    return jobs
+
+
+@dataclass
+class ControlGroup:
+    """One group of :data:`CONTROLS`: its runs' validation and test BLEU, one per seed."""
+
+    group: str
+    seeds: list[int]
+    valid_bleu: list[float]
+    test_bleu: list[float]
+
+    @staticmethod
+    def _mean(values: Sequence[float]) -> float:
+        return sum(values) / len(values)
+
+    @property
+    def valid_mean(self) -> float:
+        return self._mean(self.valid_bleu)
+
+    @property
+    def test_mean(self) -> float:
+        return self._mean(self.test_bleu)
+
+
+def control_groups(rows: Sequence[VariantRow]) -> list[ControlGroup]:
+    """Gather the rows of :func:`control_jobs` (labels ``"<group> | seed <n>"``) by group,
+    in the order of :data:`CONTROLS`."""
+    found: dict[str, ControlGroup] = {}
+    for r in rows:
+        group, _, seed = r.label.rpartition(" | seed ")
+        if not group:
+            raise ValueError(f"not a control row: {r.label!r}")
+        g = found.setdefault(group, ControlGroup(group, [], [], []))
+        g.seeds.append(int(seed))
+        g.valid_bleu.append(r.valid_bleu)
+        g.test_bleu.append(r.test_bleu)
+    order = [group for group, _, _ in CONTROLS]
+    return sorted(found.values(), key=lambda g: order.index(g.group) if g.group in order
+                  else len(order))
+
+
+def control_table(groups: Sequence[ControlGroup]) -> str:
+    """One line per group: runs, then validation and test BLEU as mean and range over seeds."""
+    lines = [f"{'group':26}{'seeds':>7}{'valid BLEU: mean':>18}{'(min-max)':>13}"
+             f"{'test BLEU: mean':>17}{'(min-max)':>13}"]
+    for g in groups:
+        lines.append(
+            f"{g.group:26}{len(g.seeds):>7}{g.valid_mean:>18.1f}"
+            f"{f'({min(g.valid_bleu):.1f}-{max(g.valid_bleu):.1f})':>13}"
+            f"{g.test_mean:>17.1f}{f'({min(g.test_bleu):.1f}-{max(g.test_bleu):.1f})':>13}")
+    return "\n".join(lines)
 
 
 def best_variant(rows: Sequence[VariantRow]) -> VariantRow:
@@ -192,12 +269,24 @@ def read_results(path: str | os.PathLike[str]) -> tuple[list[VariantRow], list[B
     return variants, beams, results
 
 
-def results_path(profile: str) -> Path:
-    """``results/translator-<profile>.json`` of the checkout this library was imported from
-    (or of the folder ``$SEQ2SEQ_RESULTS``); it may not exist."""
+def read_controls(path: str | os.PathLike[str]) -> tuple[list[VariantRow], dict[str, Any]]:
+    """Read a controls results file (``scripts/translator_results.py --controls``): its rows,
+    one per trained model (labels ``"<group> | seed <n>"``), and the whole dict."""
+    results = json.loads(Path(path).read_text(encoding="utf-8"))
+    try:
+        rows = [VariantRow(**r) for r in results["controls"]]
+    except (KeyError, TypeError) as err:
+        raise ValueError(f"{Path(path).name} is not a controls results file: {err}") from None
+    return rows, results
+
+
+def results_path(profile: str, *, controls: bool = False) -> Path:
+    """``results/translator-<profile>.json`` (``controls``: ``translator-controls-<profile>
+    .json``) of the checkout this library was imported from (or of the folder
+    ``$SEQ2SEQ_RESULTS``); it may not exist."""
     env = os.environ.get(ENV_RESULTS)
     folder = Path(env) if env else Path(__file__).resolve().parents[1] / "results"
-    return folder / f"translator-{profile}.json"
+    return folder / f"translator-{'controls-' * controls}{profile}.json"
 
 
 def provenance_lines(results: Mapping[str, Any]) -> list[str]:

@@ -24,6 +24,11 @@ Bahdanau et al.'s (2015) additive score:
       v_a^\top \tanh(W_q h_t + W_k \bar h_s) & \text{additive (Bahdanau)}
     \end{cases}
 
+The dot and general scores grow with the size of the vectors; Vaswani et al. (2017) divide
+them by :math:`\sqrt{d_k}`, the keys' size (``"scaled_dot"``, ``"scaled_general"``:
+:class:`ScaledScore`), so that large products do not push the softmax into its flat,
+nearly one-hot regions, where little gradient passes.
+
 Concat and additive are the same function: split :math:`W_a = [W_q\; W_k]` column-wise
 (:func:`concat_as_additive` shows it). They differ in *which* decoder state is the query:
 Luong's decoder attends with the new state :math:`h_t`, Bahdanau's with the previous one.
@@ -34,6 +39,8 @@ Source padding is excluded by ``mask`` ``(B, S)``, ``True`` on real tokens.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 from torch import nn
@@ -144,11 +151,31 @@ class AdditiveScore(nn.Module):
         return scores.squeeze(1) if squeeze else scores
 
 
-SCORES = ("dot", "general", "concat", "additive")
+class ScaledScore(nn.Module):
+    r"""Another score divided by :math:`\sqrt{d_k}`:
+    :math:`\operatorname{score}(h_t, \bar h_s) / \sqrt{d_k}` (Vaswani et al.'s scaling, here for
+    the dot and general scores). ``self.score`` is the unscaled score, ``self.key_size`` is
+    :math:`d_k`."""
+
+    def __init__(self, score: nn.Module, key_size: int) -> None:
+        super().__init__()
+        self.score = score
+        self.key_size = key_size
+
+    def forward(self, query: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        return self.score(query, keys) / math.sqrt(self.key_size)
+
+
+SCORES = ("dot", "general", "concat", "additive", "scaled_dot", "scaled_general")
 
 
 def make_score(kind: str, query_size: int, key_size: int, attention_size: int | None = None) -> nn.Module:
-    """Build a score function by name: ``"dot"``, ``"general"``, ``"concat"`` or ``"additive"``."""
+    """Build a score function by name (one of :data:`SCORES`): ``"dot"``, ``"general"``,
+    ``"concat"``, ``"additive"``, or ``"scaled_dot"`` / ``"scaled_general"`` (the dot or
+    general score divided by :math:`\\sqrt{d_k}`, :class:`ScaledScore`)."""
+    if kind in ("scaled_dot", "scaled_general"):
+        return ScaledScore(make_score(kind.removeprefix("scaled_"), query_size, key_size),
+                           key_size)
     if kind == "dot":
         if query_size != key_size:
             raise ValueError(f"dot score needs query_size == key_size, got {query_size}, {key_size}")

@@ -46,6 +46,7 @@ def scheduled_translator(planned_updates: int) -> Schedule:
 
 
 def translator_recipe(run: Run, data: TranslationData, *, teacher_forcing: str = "always",
+                      seed: int = 0, lr: float | None = None,
                       **variant: Any) -> tuple[TranslatorConfig, TrainConfig]:
     """A translator's model and training run for the run's profile.
 
@@ -60,6 +61,12 @@ def translator_recipe(run: Run, data: TranslationData, *, teacher_forcing: str =
             ``style="bahdanau"``.
         teacher_forcing: ``"always"``, or ``"scheduled"`` (:func:`scheduled_translator` over
             the planned updates).
+        seed: seeds the initial weights (``torch.manual_seed`` before the model is built)
+            and the training run (``TrainConfig.seed``: the order of
+            the batches, coins of scheduled sampling); the chapters use 0, other seeds
+            measure how much a result owes to chance.
+        lr: Adam's learning rate, if not the profile's (quick :math:`5 \\cdot 10^{-3}`, full
+            :math:`10^{-3}`).
     """
     if teacher_forcing not in TEACHER_FORCING:
         raise ValueError(f"teacher_forcing must be one of {TEACHER_FORCING}, "
@@ -70,9 +77,10 @@ def translator_recipe(run: Run, data: TranslationData, *, teacher_forcing: str =
         dropout=run.pick(quick=0.0, full=0.2), **variant,
     )
     train = TrainConfig(
-        lr=run.pick(quick=5e-3, full=1e-3), batch_size=128, epochs=run.pick(quick=2, full=12),
+        lr=run.pick(quick=5e-3, full=1e-3) if lr is None else lr, batch_size=128,
+        epochs=run.pick(quick=2, full=12),
         steps=run.pick(quick=1000, full=None), log_every=25, valid_every=250, valid_pairs=2000,
-        valid_batch_size=256,
+        valid_batch_size=256, seed=seed,
     )
     if teacher_forcing == "scheduled":
         planned = train.steps or train.epochs * len(bucket_loader(data.dataset("train"),
@@ -88,7 +96,7 @@ def _translator_job(
     model_config, train_config = translator_recipe(run, data, **variant)
 
     def build() -> TranslatorModel:
-        torch.manual_seed(0)
+        torch.manual_seed(train_config.seed)
         return TranslatorModel(model_config)
 
     def train(model: TranslatorModel, **resume: Any) -> dict[str, Any]:
@@ -98,6 +106,9 @@ def _translator_job(
     name = f"translator-{model_config.style}-{model_config.score or 'plain'}"
     name += "-reversed" * model_config.reverse_source
     name += "-scheduled" * isinstance(train_config.teacher_forcing, Schedule)
+    if "lr" in variant and variant["lr"] is not None:
+        name += f"-lr{train_config.lr:g}"
+    name += f"-seed{train_config.seed}" * (train_config.seed != 0)
     return name, key, build, train
 
 

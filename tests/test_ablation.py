@@ -72,3 +72,41 @@ def test_rows_of_an_untrained_model_are_measured_on_the_right_splits(tiny_transl
     beams = ablation.beam_rows(model, data, beam_sizes=(1, 2), alphas=(0.0, 1.0))
     assert [b.k for b in beams] == [1, 2] and beams[0].alpha == 0.0
     assert all(b.words_per_sentence >= 0 for b in beams)
+
+
+def test_control_jobs_train_every_group_with_each_of_its_seeds():
+    jobs = ablation.control_jobs()
+    expected = {f"{group} | seed {s}" for group, _, seeds in ablation.CONTROLS for s in seeds}
+    assert set(jobs) == expected and len(jobs) == len(expected)
+    firsts = list(jobs)[: len(ablation.CONTROLS)]  # every seed-0 model first
+    assert all(label.endswith("| seed 0") for label in firsts)
+    assert jobs["Luong, concat | seed 2"] == {**ablation.VARIANTS["Luong, concat"], "seed": 2}
+    assert jobs["Luong, scaled dot | seed 1"]["score"] == "scaled_dot"
+    assert jobs["Luong, dot, lr 1e-3 | seed 0"]["lr"] == 1e-3
+    groups = {group for group, _, _ in ablation.CONTROLS}
+    assert {"Luong, dot", "Luong, general", "Luong, concat"} <= groups
+
+
+def test_control_groups_gather_seeds_and_summarise(tmp_path):
+    rows = [row("Luong, concat | seed 0", 28.0, 27.0), row("Luong, dot | seed 0", 16.0, 17.0),
+            row("Luong, dot | seed 1", 20.0, 19.0), row("Luong, dot | seed 2", 12.0, 15.0)]
+    groups = ablation.control_groups(rows)
+    assert [g.group for g in groups] == ["Luong, dot", "Luong, concat"]  # CONTROLS' order
+    dot = groups[0]
+    assert dot.seeds == [0, 1, 2] and dot.valid_mean == 16.0 and dot.test_mean == 17.0
+    table = ablation.control_table(groups)
+    assert "(12.0-20.0)" in table and "(15.0-19.0)" in table and "16.0" in table
+    with pytest.raises(ValueError, match="not a control row"):
+        ablation.control_groups([row("Luong, dot", 1.0, 1.0)])
+    path = ablation.write_results({"profile": "quick", "controls": [vars(r) for r in rows]},
+                                  tmp_path / "c.json")
+    assert ablation.read_controls(path)[0] == rows
+    with pytest.raises(ValueError, match="not a controls results file"):
+        ablation.read_controls(ablation.write_results({"variants": []}, tmp_path / "v.json"))
+
+
+def test_controls_results_path(monkeypatch, tmp_path):
+    monkeypatch.setenv(ablation.ENV_RESULTS, str(tmp_path))
+    assert ablation.results_path("quick", controls=True) == (
+        tmp_path / "translator-controls-quick.json")
+    assert ablation.results_path("full") == tmp_path / "translator-full.json"

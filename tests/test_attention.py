@@ -135,3 +135,18 @@ def test_attention_checkers_both_ways(capsys):
         check_masked_softmax(after_softmax)
     with pytest.raises(AssertionError, match="has shape"):
         check_general_score(lambda q, k, W: (q @ W @ k.transpose(1, 2)).transpose(1, 2))
+
+
+@pytest.mark.parametrize("kind", ["dot", "general"])
+def test_scaled_scores_divide_by_the_root_of_the_key_size(kind):
+    torch.manual_seed(0)
+    scaled = att.make_score(f"scaled_{kind}", 9, 9)
+    assert isinstance(scaled, att.ScaledScore) and scaled.key_size == 9
+    q, k = torch.randn(2, 3, 9), torch.randn(2, 5, 9)
+    torch.testing.assert_close(scaled(q, k) * 3, scaled.score(q, k))  # sqrt(9) = 3
+    plain = att.make_score(kind, 9, 9)
+    if kind == "general":  # same W_a: the same scores, divided by 3
+        plain.load_state_dict({"W_a": scaled.score.W_a.detach()})
+    torch.testing.assert_close(scaled(q, k), plain(q, k) / 3)
+    with pytest.raises(ValueError, match="query_size == key_size"):
+        att.make_score("scaled_dot", 2, 3)

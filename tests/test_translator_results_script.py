@@ -54,3 +54,14 @@ def test_script_writes_results_with_provenance(tiny, capsys):
     assert results["profile"] == "quick" and results["best_variant"] in ablation.VARIANTS
     assert any(line.startswith("command:") for line in ablation.provenance_lines(results))
     assert "wrote" in capsys.readouterr().out
+
+
+def test_script_controls_writes_every_seed_of_every_group(tiny, capsys):
+    out = tiny / "results" / "translator-controls-quick.json"
+    args = ["--profile", "quick", "--device", "cpu", "--controls", "--out", str(out)]
+    assert translator_results.main(args) == 0
+    rows, results = ablation.read_controls(out)
+    assert [r.label for r in rows] == list(ablation.control_jobs())
+    assert results["provenance"]["models_trained"] == sorted(ablation.control_jobs())
+    printed = capsys.readouterr().out
+    assert "valid BLEU: mean" in printed and "Luong, scaled general" in printed

@@ -86,3 +86,28 @@ def test_every_ablation_model_exports_and_loads(tiny_translation_data, tmp_path)
         path = export_translator(tmp_path / "t.pt", model, data.src_vocab, data.tgt_vocab)
         loaded = load_translator(path).model
         assert loaded.config == model.config and loaded.reverse_source == model.reverse_source
+
+
+def test_seed_and_learning_rate_change_only_what_they_name(tiny_translation_data):
+    data = tiny_translation_data
+    base_model, base_train = translators.translator_recipe(QUICK, data)
+    model, train = translators.translator_recipe(QUICK, data, seed=2, lr=1e-3)
+    assert model == base_model
+    assert dataclasses.replace(train, seed=0, lr=base_train.lr) == base_train
+    assert (train.seed, train.lr, base_train.seed, base_train.lr) == (2, 1e-3, 0, 5e-3)
+    paths = {translators.translator_path(QUICK, data, **kw).name.rsplit("-", 1)[0]
+             for kw in ({}, {"seed": 0}, {"seed": 1}, {"lr": 1e-3}, {"lr": 1e-3, "seed": 1})}
+    assert paths == {"translator-luong-general", "translator-luong-general-seed1",
+                     "translator-luong-general-lr0.001", "translator-luong-general-lr0.001-seed1"}
+    assert (translators.translator_path(QUICK, data, seed=0)
+            == translators.translator_path(QUICK, data))  # seed 0 is the chapters' model
+
+
+def test_the_seed_sets_the_initial_weights(tiny_translation_data):
+    data = tiny_translation_data
+    weights = {}
+    for seed in (0, 0, 1):
+        _, _, build, _ = translators._translator_job(QUICK, data, False, {"seed": seed})
+        weights.setdefault(seed, []).append(build().decoder.W_s.weight.detach().clone())
+    torch.testing.assert_close(weights[0][0], weights[0][1], rtol=0, atol=0)
+    assert not torch.equal(weights[0][0], weights[1][0])
