@@ -18,10 +18,11 @@ install:
 book: install
 	jupyter-book build -W -n --keep-going .
 
-# One process. (`-n 2 --dist loadfile --no-loadscope-reorder` also works -- see README -- but
-# is no faster here and pushes chapter 11's training cells to the per-cell limit.)
+# Two worker processes, one test file per unit of work (a notebook's cells stay in order in
+# one kernel), the long notebooks first (FIRST in conftest.py). `python -m pytest` alone
+# (one process) gives the same results, more slowly.
 test: book
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 # Re-execute every chapter in place under the quick profile on CPU (what CI compares against).
 notebooks:
