@@ -42,7 +42,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "general + scheduled sampling": {"style": "luong", "score": "general",
                                      "teacher_forcing": "scheduled"},
 }
-#: The controls of the score comparison: ``(group, variant, seeds)``. Each group is trained
+#: The controls of the score comparison, as ``(group, variant, seeds)``. Each group is trained
 #: once per seed (:func:`seq2seq_lib.translators.translator_recipe`'s ``seed``: initial
 #: weights and batch order); seed 0 is the model of :data:`VARIANTS`. The scaled scores
 #: divide dot and general by :math:`\sqrt{d_k}`; the ``lr`` rows use a 5x lower learning
