@@ -8,20 +8,18 @@ conftest files on its path: hooks in ``tests/conftest.py`` never see the nbval i
 from collections import defaultdict
 from pathlib import Path
 
-# The order of the long notebooks. `make test` runs two workers
-# (`pytest -n 2 --dist loadfile --no-loadscope-reorder`): each file is one unit of work, and
-# xdist hands each worker two units to start with, in this order, then one more whenever a
-# worker is down to one. So one worker starts with chapter 8 then 7, the other with chapter
-# 11 (the longest, 30-40 minutes) then 9, and the rest follows. Chapter 11 loads chapter 7's
-# and 8's models, chapter 9 chapter 8's: a worker that asks for a model the other is still
-# training waits for the step in progress and then trains on or loads it
-# (seq2seq_lib.cache.locked), so another order is slower, never wrong. The long training
-# runs are split into cells of 250 updates, so that a wait plus a step stays well under the
-# per-cell limit below.
+# The order of the long notebooks: each after the chapters whose models it loads (chapter 11
+# loads chapter 7's and 8's, chapter 9 chapter 8's). With two workers
+# (`pytest -n 2 --dist loadfile --no-loadscope-reorder`) each file is one unit of work, taken
+# in this order, so one worker runs chapter 8 then 11 and the other chapter 7, 9 and the
+# rest. A worker that asks for a model the other is still training waits for it and loads it
+# (seq2seq_lib.cache.locked), so another order is slower, never wrong. Chapters 8 and 11
+# train their translators in steps of 250 updates, one cell each, so that no cell comes near
+# the per-cell limit below, even with the other worker busy.
 FIRST = (
     "chapters/08_attention.ipynb",
-    "chapters/11_translator.ipynb",
     "chapters/07_seq2seq.ipynb",
+    "chapters/11_translator.ipynb",
     "chapters/09_beam_search.ipynb",
 )
 ROOT = Path(__file__).resolve().parent
