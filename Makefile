@@ -18,8 +18,8 @@ install:
 book: install
 	jupyter-book build -W -n --keep-going .
 
-# One process. (`-n 2 --dist loadfile --no-loadscope-reorder` also works -- see README -- but
-# is no faster here and pushes chapter 11's training cells to the per-cell limit.)
+# One process. (`-n 2 --dist loadfile --no-loadscope-reorder` also works and was faster once,
+# 57 against 75 minutes, but with the current notebooks it is not verified yet -- see README.)
 test: book
 	$(PYTHON) -m pytest
 

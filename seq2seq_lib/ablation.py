@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -133,17 +134,13 @@ class ControlGroup:
     valid_bleu: list[float]
     test_bleu: list[float]
 
-    @staticmethod
-    def _mean(values: Sequence[float]) -> float:
-        return sum(values) / len(values)
-
     @property
     def valid_mean(self) -> float:
-        return self._mean(self.valid_bleu)
+        return statistics.fmean(self.valid_bleu)
 
     @property
     def test_mean(self) -> float:
-        return self._mean(self.test_bleu)
+        return statistics.fmean(self.test_bleu)
 
 
 def control_groups(rows: Sequence[VariantRow]) -> list[ControlGroup]:

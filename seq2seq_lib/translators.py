@@ -106,7 +106,7 @@ def _translator_job(
     name = f"translator-{model_config.style}-{model_config.score or 'plain'}"
     name += "-reversed" * model_config.reverse_source
     name += "-scheduled" * isinstance(train_config.teacher_forcing, Schedule)
-    if "lr" in variant and variant["lr"] is not None:
+    if variant.get("lr") is not None:
         name += f"-lr{train_config.lr:g}"
     name += f"-seed{train_config.seed}" * (train_config.seed != 0)
     return name, key, build, train
