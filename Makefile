@@ -18,10 +18,10 @@ install:
 book: install
 	jupyter-book build -W -n --keep-going .
 
-# One process. (`-n 2 --dist loadfile --no-loadscope-reorder` also works and was faster once,
-# 57 against 75 minutes, but with the current notebooks it is not verified yet -- see README.)
+# Two worker processes, one test file per unit of work (a notebook's cells stay in order in
+# one kernel), the long notebooks first in the order the root conftest.py gives (see README).
 test: book
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 # Re-execute every chapter in place under the quick profile on CPU (what CI compares against).
 notebooks:
