@@ -95,6 +95,8 @@ def execute(path: Path, timeout: int) -> float:
         flag = "  <-- over half the per-cell timeout: split or shorten it" * (
             seconds > timeout / 2)
         print(f"{path.name}: slowest cell {index} took {seconds:.0f} s{flag}", flush=True)
+        others = ", ".join(f"{i} ({s:.0f} s)" for s, i in sorted(times, reverse=True)[1:6])
+        print(f"{path.name}: next slowest cells: {others}", flush=True)
     clean(nb)
     fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
