@@ -35,12 +35,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _git_commit() -> str:
+    """The checkout's commit, ``-dirty`` if a tracked file outside ``results/`` has changed
+    (the results files are this script's own output: writing one must not mark the next
+    run's code as modified)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True,
+                              text=True, check=True).stdout.strip()
+
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty",
-                              "--abbrev=12"], capture_output=True, text=True, check=True)
-        return out.stdout.strip()
+        commit = git("describe", "--always", "--abbrev=12")
+        changed = git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                      ":(exclude)results")
     except (OSError, subprocess.CalledProcessError):
         return "unknown (not a git checkout)"
+    return f"{commit}-dirty" if changed else commit
 
 
 def _versions() -> dict[str, str]:
