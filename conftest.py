@@ -10,14 +10,14 @@ from pathlib import Path
 
 # The order of the long notebooks, longest first. With two workers
 # (`pytest -n 2 --dist loadfile --no-loadscope-reorder`) each file is one unit of work, taken
-# in this order: one worker runs chapter 11 (about half of all the work), the other chapter
+# in this order: one worker runs chapter 11 (over 40% of all the work), the other chapters
 # 8, 7, 9 and the rest. Chapter 11 loads the models of chapters 7 and 8, and chapter 9
 # chapter 8's; a worker that asks for a model the other is still training waits for it and
 # loads it, and one that asks first trains it (seq2seq_lib.cache.locked), so any order is
-# correct and this one keeps both workers busy. Every long training run is split into steps, one
-# cell each (chapters 8 and 11: 250 updates of the translators; chapters 7 and 11: 600 of
-# chapter 7's LSTM), so that no cell comes near the per-cell limit below, whichever
-# chapter trains a model first and even with the other worker busy.
+# correct, and this one keeps both workers busy. Every long training run is split into
+# steps, one cell each (chapters 8 and 11: 250 updates of the translators; chapters 7 and
+# 11: 600 of chapter 7's LSTM), so that no cell comes near the per-cell limit below,
+# whichever chapter trains a model first and even with the other worker busy.
 FIRST = (
     "chapters/11_translator.ipynb",
     "chapters/08_attention.ipynb",

@@ -11,7 +11,8 @@ a translator. This measures, for each threshold:
   portable numerics of ``seq2seq_lib.numerics``) of chapter 8's translator recipe
   (``translators.translator_recipe``) and of chapter 7's LSTM recipe
   (``seq2seq.seq2seq_recipe``), thresholds interleaved round by round, with the ratio to
-  the chapters' threshold (``seq2seq.DATA``, 3) measured in the same run;
+  the baseline threshold 3 (what the chapters used before this benchmark chose 10, now
+  ``seq2seq.DATA``) measured in the same run;
 * with ``--train``: each recipe trained for its full quick budget at each threshold, then
   greedy BLEU on a fixed random sample of 1,000 **validation** sources (what a choice may
   use) and, for reporting only, on a fixed sample of 2,000 test sources.
@@ -51,7 +52,7 @@ from seq2seq_lib.vocab import PAD_ID, UNK_ID  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "vocab.json"
 RECIPES = ("ch. 8 translator", "ch. 7 LSTM")
-BASELINE: int = seq2seq.DATA["min_freq"]  # the chapters' threshold
+BASELINE: int = 3  # the chapters' threshold before this benchmark chose seq2seq.DATA's
 
 
 def build(recipe: str, data: TranslationData):
@@ -98,7 +99,8 @@ def update_timer(recipe: str, data: TranslationData, n_batches: int):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--min-freq", type=int, nargs="+", default=[BASELINE, 10])
+    parser.add_argument("--min-freq", type=int, nargs="+",
+                        default=sorted({BASELINE, seq2seq.DATA["min_freq"]}))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=8)
     parser.add_argument("--train", action="store_true",
