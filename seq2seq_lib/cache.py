@@ -316,7 +316,10 @@ def train_or_load(
     ``pause_at=n`` trains up to update ``n``, saves the run's state beside the cache file
     (:func:`resume_path`) and returns it with ``finished=False``, caching nothing; the next
     call (without ``pause_at``, or with a later one) continues from there, and the finished
-    model is the same, bit for bit, as one trained in a single call. While a paused state
+    model is the same, bit for bit, as one trained in a single call. (Not on a GPU for a model
+    with dropout between the layers of a cuDNN RNN: cuDNN draws those masks from a generator
+    of its own, which no checkpoint saves, so the run goes on with other masks — an equally
+    valid run, not the same one.) While a paused state
     exists, ``train`` is called as ``train(model, checkpoint=..., pause_at=...)``, the
     keywords of :func:`seq2seq_lib.training.fit`.
 

@@ -49,9 +49,9 @@ ENV_PROFILE = "SEQ2SEQ_PROFILE"
 ENV_SMOKE = "SEQ2SEQ_SMOKE"
 SMOKE_UPDATES = 4
 """Updates per training run in a smoke run."""
-SMOKE_SENTENCES = 16
+SMOKE_SENTENCES = 8
 """Items per evaluation sample in a smoke run."""
-SMOKE_BATCH = 8
+SMOKE_BATCH = 4
 """Training pairs per batch in a smoke run (:func:`seq2seq_lib.training.fit`)."""
 SMOKE_SPLIT = 200
 """Pairs kept in the corpus's validation and test splits in a smoke run
@@ -85,6 +85,13 @@ class Run:
         2
         """
         return quick if self.profile == "quick" else full
+
+    def synchronize(self) -> None:
+        """Wait until the device has done all the work queued so far. A GPU runs
+        asynchronously: a call returns once its kernels are queued, so a timing must wait.
+        Nothing to wait for on the CPU."""
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
 
     def __str__(self) -> str:
         """Two lines: the device, profile and seed; then what :mod:`seq2seq_lib.numerics`
@@ -129,13 +136,17 @@ def seed_everything(seed: int) -> None:
     Also asks PyTorch for deterministic algorithms where it has them (``warn_only``:
     ops without a deterministic version still run). That makes a run repeatable on one
     machine; :mod:`seq2seq_lib.numerics` (applied when the package is imported) makes it
-    the same on every x86-64 CPU with AVX2.
+    the same on every x86-64 CPU with AVX2. On a GPU it turns TF32 off: cuDNN uses it by
+    default on Ampere and later GPUs (A100, H100), where its RNNs then differ from the
+    same computation in float32 (our scratch layers) in the fourth digit.
     """
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     if torch.backends.cudnn.is_available():
         torch.backends.cudnn.benchmark = False
 

@@ -170,7 +170,7 @@ def seq2seq_recipe(run: Run, data: TranslationData) -> tuple[Seq2SeqConfig, Trai
     pairs every 100 updates. Chosen on validation BLEU: at the same cost per update, two
     layers of 128 units learn much more slowly (``benchmarks/bleu_vs_budget.py``).
     ``full``: the paper's 4 layers, of 1,024 units (512-dimensional embeddings), dropout 0.2,
-    12 epochs.
+    8 epochs (about 3.5 minutes on one H100 GPU).
     """
     model = Seq2SeqConfig(
         len(data.src_vocab), len(data.tgt_vocab), embed_size=run.pick(quick=128, full=512),
@@ -179,7 +179,7 @@ def seq2seq_recipe(run: Run, data: TranslationData) -> tuple[Seq2SeqConfig, Trai
     )
     train = TrainConfig(
         lr=run.pick(quick=5e-3, full=1e-3), batch_size=run.pick(quick=64, full=128),
-        epochs=run.pick(quick=1, full=12), steps=run.pick(quick=1800, full=None),
+        epochs=run.pick(quick=1, full=8), steps=run.pick(quick=1800, full=None),
         log_every=25, valid_every=100, valid_pairs=1000, valid_batch_size=250,
     )
     return model, train

@@ -20,14 +20,19 @@ sys.path.insert(0, str(ROOT / "scripts"))
 # nbval compares against outputs stored from a CPU run under the quick profile, so the
 # notebook kernels it starts (which inherit this environment) must run the same way, even on
 # a machine with a GPU or with other values set by hand.
-# With SEQ2SEQ_GPU_TESTS=1 (tests/test_gpu.py on a GPU machine) this process asks for CUDA
-# *before* hiding it: the CUDA driver reads CUDA_VISIBLE_DEVICES once, when it starts, so the
-# tests keep the GPU while the notebook kernels, started later with this environment, do not.
+# With SEQ2SEQ_GPU_TESTS=1 (tests/test_gpu.py on a GPU machine) this process initialises CUDA
+# *before* hiding it: the CUDA driver reads CUDA_VISIBLE_DEVICES once, when it starts, and
+# PyTorch keeps its device count once CUDA is initialised (before that, it reads the variable
+# again at every call, and would count no GPU). So the tests keep the GPU while the notebook
+# kernels, started later with this environment, do not.
 GPU_TESTS = os.environ.get("SEQ2SEQ_GPU_TESTS") == "1"
 if GPU_TESTS:
     import torch
 
-    torch.cuda.is_available()
+    if torch.cuda.is_available():
+        torch.cuda.init()
+        torch.cuda.device_count()  # counted once CUDA is initialised, then kept
+        torch.backends.cudnn.version()  # (cuDNN checks the device count on first use)
 os.environ["SEQ2SEQ_DEVICE"] = "cpu"
 os.environ["SEQ2SEQ_PROFILE"] = "quick"
 os.environ["CUDA_VISIBLE_DEVICES"] = ""

@@ -86,3 +86,17 @@ def test_setup_seeds_model_initialisation():
     dev.setup("cpu", "quick", seed=5)
     b = torch.nn.GRU(3, 4).weight_hh_l0
     assert torch.equal(a, b)
+
+
+def test_seeding_turns_tf32_off():
+    """cuDNN's RNNs use TF32 by default on Ampere and later GPUs; the course computes in
+    float32 everywhere (the flags exist, and are set, on a CPU-only build too)."""
+    torch.backends.cudnn.allow_tf32 = True
+    torch.backends.cuda.matmul.allow_tf32 = True
+    dev.seed_everything(0)
+    assert not torch.backends.cudnn.allow_tf32
+    assert not torch.backends.cuda.matmul.allow_tf32
+
+
+def test_synchronize_is_a_no_op_on_the_cpu():
+    dev.setup("cpu", "quick").synchronize()  # (tests/test_gpu.py: on a GPU)

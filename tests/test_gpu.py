@@ -22,6 +22,7 @@ from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
 from seq2seq_lib.batches import TranslationData, TranslationDataset, make_loader
 from seq2seq_lib.beam import beam_decoder
 from seq2seq_lib.checkpoint import export_translator
+from seq2seq_lib.device import Run, seed_everything
 from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel, greedy_decode
 from seq2seq_lib.evaluation import bleu, translate
 from seq2seq_lib.rnn import scratch_like
@@ -34,6 +35,13 @@ pytestmark = pytest.mark.skipif(
            "tests/test_gpu.py)",
 )
 CUDA = torch.device("cuda")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def seeded() -> None:
+    """What a chapter's ``setup`` does first: deterministic algorithms (and cuBLAS's
+    workspace setting for them), TF32 off."""
+    seed_everything(0)
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +111,10 @@ def test_scratch_layers_match_pytorch_on_the_gpu(kind):
 
 
 def test_training_on_the_gpu_pauses_and_resumes_bit_for_bit(data, tmp_path):
+    """Without dropout *inside* a cuDNN RNN: cuDNN draws those masks from a generator of its
+    own, seeded once per process and never reset, which no checkpoint can save: a run
+    resumed in another process, or after other training in this one, gets other masks. (On
+    the CPU, PyTorch's generator draws them, and the checkpoint keeps its state.)"""
     config = training.TrainConfig(lr=3e-3, batch_size=16, epochs=2, log_every=2, valid_every=4,
                                   teacher_forcing=0.7)
 
@@ -110,7 +122,7 @@ def test_training_on_the_gpu_pauses_and_resumes_bit_for_bit(data, tmp_path):
         torch.manual_seed(0)
         return Seq2SeqModel(Seq2SeqConfig(len(data.src_vocab), len(data.tgt_vocab),
                                           embed_size=16, hidden_size=32, num_layers=2,
-                                          dropout=0.2)).to(CUDA)
+                                          dropout=0.0)).to(CUDA)
 
     straight = fresh()
     h_straight = training.fit(straight, data, config, device=CUDA, progress=False)
@@ -123,6 +135,14 @@ def test_training_on_the_gpu_pauses_and_resumes_bit_for_bit(data, tmp_path):
     assert h_resumed == h_straight
     for a, b in zip(straight.state_dict().values(), resumed.state_dict().values(), strict=True):
         assert torch.equal(a, b)
+
+
+def test_run_waits_for_the_gpu():
+    x = torch.randn(4000, 4000, device=CUDA)
+    for _ in range(5):
+        x = x @ x / 4000
+    Run(CUDA, "quick", 0).synchronize()
+    assert torch.cuda.current_stream().query()  # everything queued is done
 
 
 def test_train_or_load_returns_the_model_on_the_gpu(data, tmp_path):
