@@ -10,8 +10,8 @@ from pathlib import Path
 
 # The order of the long notebooks, longest first. With two workers
 # (`pytest -n 2 --dist loadfile --no-loadscope-reorder`) each file is one unit of work, taken
-# in this order: one worker runs chapter 11 (over 40% of all the work), the other chapters
-# 8, 7, 9 and the rest. Chapter 11 loads the models of chapters 7 and 8, and chapter 9
+# in this order: one worker starts chapter 11 (the longest file), the other chapters 8, 7,
+# 9 and the rest. Chapter 11 loads the models of chapters 7 and 8, and chapter 9
 # chapter 8's; a worker that asks for a model the other is still training waits for it and
 # loads it, and one that asks first trains it (seq2seq_lib.cache.locked), so any order is
 # correct, and this one keeps both workers busy. Every long training run is split into
