@@ -40,18 +40,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU kernels)
-
-# isort: split
-import torch  # noqa: E402
-
 from seq2seq_lib import ablation, seq2seq, translators  # noqa: E402
 from seq2seq_lib.attention_seq2seq import TranslatorModel  # noqa: E402
 from seq2seq_lib.batches import TranslationDataset, sample_pairs  # noqa: E402
 from seq2seq_lib.batching import bucket_loader  # noqa: E402
 from seq2seq_lib.beam import beam_decoder  # noqa: E402
-from seq2seq_lib.device import describe_machine, setup  # noqa: E402
+from seq2seq_lib.device import Run, describe_machine, setup  # noqa: E402
 from seq2seq_lib.evaluation import bleu  # noqa: E402
-from seq2seq_lib.training import evaluate_loss, train  # noqa: E402
+from seq2seq_lib.training import TrainConfig, evaluate_loss, train  # noqa: E402
 
 WARMUP, UPDATES = 10, 200
 BEAM_K = 5
@@ -67,22 +63,23 @@ def side_run_updates() -> dict[str, int]:
     return {name: int(n) for name, n in found.items()}
 
 
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-
-
-def timed(fn, device: torch.device) -> float:
-    sync(device)
+def timed(fn, run: Run) -> float:
+    run.synchronize()  # a GPU runs asynchronously: wait for it before reading the clock
     start = time.perf_counter()
     fn()
-    sync(device)
+    run.synchronize()
     return time.perf_counter() - start
 
 
-def measure(name: str, build, train_config, data, train_set, device, rounds: int,
-            sentences: int) -> dict:
+def planned_updates(config: TrainConfig, train_set: TranslationDataset) -> int:
+    """The updates a recipe's run plans: ``steps``, or its epochs of length-bucketed batches."""
+    return config.steps or config.epochs * len(bucket_loader(train_set, config.batch_size))
+
+
+def measure(name: str, build, train_config: TrainConfig, data, train_set, run: Run,
+            rounds: int, sentences: int) -> dict:
     """Seconds per update, per validation pass, per greedy and beam sentence of one model."""
+    device = run.device
     model = build().to(device)
     loader = bucket_loader(train_set, train_config.batch_size,
                            reverse_source=model.reverse_source)
@@ -90,8 +87,7 @@ def measure(name: str, build, train_config, data, train_set, device, rounds: int
     def updates(n: int) -> float:
         config = dataclasses.replace(train_config, steps=n, epochs=1, valid_every=None,
                                      log_every=n)
-        return timed(lambda: train(model, loader, config, device=device, progress=False),
-                     device)
+        return timed(lambda: train(model, loader, config, device=device, progress=False), run)
 
     per_update = statistics.median(
         (updates(WARMUP + UPDATES) - updates(WARMUP)) / UPDATES for _ in range(rounds))
@@ -99,13 +95,13 @@ def measure(name: str, build, train_config, data, train_set, device, rounds: int
                                    data.src_vocab, data.tgt_vocab)
     valid = bucket_loader(valid_set, train_config.valid_batch_size, shuffle=False,
                           reverse_source=model.reverse_source)
-    per_valid = timed(lambda: evaluate_loss(model, valid, device=device), device)
+    per_valid = timed(lambda: evaluate_loss(model, valid, device=device), run)
     greedy = timed(lambda: bleu(model, data.valid, data.src_vocab, data.tgt_vocab,
-                                limit=sentences, seed=1, device=device), device)
+                                limit=sentences, seed=1, device=device), run)
     beam = timed(lambda: bleu(model, data.valid, data.src_vocab, data.tgt_vocab,
                               decode=beam_decoder(BEAM_K, 0.6), limit=sentences // 5, seed=1,
-                              device=device), device)
-    planned = train_config.steps or train_config.epochs * len(loader)
+                              device=device), run)
+    planned = planned_updates(train_config, train_set)
     result = {"planned_updates": planned, "valid_every": train_config.valid_every,
               "s_per_update": per_update, "s_per_valid_pass": per_valid,
               "s_per_greedy_sentence": greedy / sentences,
@@ -138,28 +134,25 @@ def main(argv: list[str] | None = None) -> int:
     run = setup("cpu" if args.measured else args.device, "full")
     data = seq2seq.translation_data()
     train_set = data.dataset("train")
-    measured: dict[str, dict] = {}
+    recipes = {ablation.SEQ2SEQ_LABEL: seq2seq.seq2seq_recipe(run, data)}
+    recipes.update({label: translators.translator_recipe(run, data, **variant)
+                    for label, variant in ablation.VARIANTS.items()})
+    if args.only is not None:  # "seq2seq": chapter 7's LSTM; "translators": the others
+        recipes = {label: r for label, r in recipes.items()
+                   if (label == ablation.SEQ2SEQ_LABEL) == (args.only == "seq2seq")}
     earlier: dict = {}
-    if args.measured:
+    if args.measured:  # the costs measured before, the update counts of the recipes now
         earlier = json.loads(args.measured.read_text(encoding="utf-8"))
-        measured = earlier["measured"]
-        recipes = {ablation.SEQ2SEQ_LABEL: seq2seq.seq2seq_recipe(run, data)[1]}
-        recipes.update({label: translators.translator_recipe(run, data, **variant)[1]
-                        for label, variant in ablation.VARIANTS.items()})
+        measured: dict[str, dict] = earlier["measured"]
         for label, m in measured.items():
-            config = recipes[label]
-            m["planned_updates"] = config.steps or config.epochs * len(
-                bucket_loader(train_set, config.batch_size))
-    if not args.measured and args.only in (None, "seq2seq"):
-        model_config, train_config = seq2seq.seq2seq_recipe(run, data)
-        measured[ablation.SEQ2SEQ_LABEL] = measure(
-            ablation.SEQ2SEQ_LABEL, lambda: seq2seq.build_seq2seq(model_config), train_config,
-            data, train_set, run.device, args.rounds, args.sentences)
-    if not args.measured and args.only in (None, "translators"):
-        for label, variant in ablation.VARIANTS.items():
-            model_config, train_config = translators.translator_recipe(run, data, **variant)
-            measured[label] = measure(label, lambda c=model_config: TranslatorModel(c),
-                                      train_config, data, train_set, run.device, args.rounds,
+            m["planned_updates"] = planned_updates(recipes[label][1], train_set)
+    else:
+        measured = {}
+        for label, (model_config, train_config) in recipes.items():
+            build = (seq2seq.build_seq2seq if label == ablation.SEQ2SEQ_LABEL
+                     else TranslatorModel)
+            measured[label] = measure(label, lambda b=build, c=model_config: b(c),
+                                      train_config, data, train_set, run, args.rounds,
                                       args.sentences)
 
     estimates: dict[str, float] = {}
