@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from seq2seq_lib.batches import TranslationData
-from seq2seq_lib.beam import beam_decoder
+from seq2seq_lib.beam import beam_bleu
 from seq2seq_lib.cache import Trained
 from seq2seq_lib.device import Run
 from seq2seq_lib.encoder_decoder import EncoderDecoder
@@ -185,23 +185,19 @@ def beam_rows(model: EncoderDecoder, data: TranslationData, *,
     """For each beam size, choose α on the validation sample, then score the test sample.
 
     ``k = 1`` is greedy search (α changes nothing there). The test sample is a fixed random
-    set of :data:`BEAM_TEST_LIMIT` sources, the same for every ``k``.
+    set of :data:`BEAM_TEST_LIMIT` sources, the same for every ``k``. One search per ``k``
+    and split scores every α (:func:`~seq2seq_lib.beam.beam_bleu`).
     """
     rows = []
     for k in beam_sizes:
-        best: tuple[float, float] | None = None  # (valid BLEU, alpha)
-        for alpha in alphas if k > 1 else (0.0,):
-            score = bleu(model, data.valid, data.src_vocab, data.tgt_vocab,
-                         decode=beam_decoder(k, alpha), limit=VALID_LIMIT,
-                         seed=SAMPLE_SEED, device=device).score
-            if best is None or score > best[0]:
-                best = (score, alpha)
-        assert best is not None
-        test = bleu(model, data.test, data.src_vocab, data.tgt_vocab,
-                    decode=beam_decoder(k, best[1]), limit=BEAM_TEST_LIMIT,
-                    seed=SAMPLE_SEED, device=device)
+        tried = alphas if k > 1 else (0.0,)
+        on_valid = beam_bleu(model, data.valid, data.src_vocab, data.tgt_vocab, k, tried,
+                             limit=VALID_LIMIT, seed=SAMPLE_SEED, device=device)
+        alpha = max(tried, key=lambda a: on_valid[a].score)  # the first one on a tie
+        test = beam_bleu(model, data.test, data.src_vocab, data.tgt_vocab, k, (alpha,),
+                         limit=BEAM_TEST_LIMIT, seed=SAMPLE_SEED, device=device)[alpha]
         words = test.bleu.sys_len / len(test.hypotheses)
-        rows.append(BeamRow(k, best[1], best[0], test.score, words))
+        rows.append(BeamRow(k, alpha, on_valid[alpha].score, test.score, words))
     return rows
 
 

@@ -29,7 +29,8 @@ it (its probability is a factor of :math:`P`). A hypothesis cut off at ``max_len
 **Worked examples** to run the searches on are hand-written probability tables
 (:mod:`seq2seq_lib.search_examples`); :func:`beam_candidates` lists what a beam held at each
 step, and :func:`beam_decoder` plugs beam search into
-:func:`seq2seq_lib.evaluation.translate` for real models.
+:func:`seq2seq_lib.evaluation.translate` for real models; :func:`beam_bleu` scores one beam
+size for several :math:`\alpha` from a single search.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ from seq2seq_lib.decoding import (
     index_state,
     search_device,
 )
-from seq2seq_lib.vocab import BOS_ID, EOS_ID
+from seq2seq_lib.evaluation import BleuResult, corpus_bleu, decode_sources, group_references
+from seq2seq_lib.vocab import BOS_ID, EOS_ID, TokenPair, Vocab, detokenize
 
 
 def length_normalized_score(log_prob: float, length: int, alpha: float) -> float:
@@ -393,6 +395,21 @@ def beam_candidates(
     return out
 
 
+def _search_model(search: Callable[..., SearchResult], model: Any, src: torch.Tensor,
+                  src_lengths: torch.Tensor, beam_size: int, max_len: int, alpha: float,
+                  n_best: int = 1) -> SearchResult:
+    """Run ``search`` on a model's ``init_state`` and ``step``, in eval mode, without grad."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            state = model.init_state(src, src_lengths)
+            return search(model.step, state, src.shape[0], BOS_ID, EOS_ID, beam_size, max_len,
+                          alpha, n_best, device=src.device)
+    finally:
+        model.train(was_training)
+
+
 def beam_decoder(beam_size: int, alpha: float = 0.0, *,
                  completed: bool = False) -> Callable[..., list[list[int]]]:
     """A ``decode(model, src, src_lengths, *, max_len)`` function running :func:`beam_search`
@@ -407,15 +424,40 @@ def beam_decoder(beam_size: int, alpha: float = 0.0, *,
 
     def decode(model: Any, src: torch.Tensor, src_lengths: torch.Tensor, *,
                max_len: int = 20) -> list[list[int]]:
-        was_training = model.training
-        model.eval()
-        try:
-            with torch.no_grad():
-                state = model.init_state(src, src_lengths)
-                result = search(model.step, state, src.shape[0], BOS_ID, EOS_ID,
-                                beam_size, max_len, alpha, device=src.device)
-        finally:
-            model.train(was_training)
+        result = _search_model(search, model, src, src_lengths, beam_size, max_len, alpha)
         return [[t for t in h.tokens if t != EOS_ID] for h in result.best]
 
     return decode
+
+
+def beam_bleu(model: Any, pairs: Sequence[TokenPair], src_vocab: Vocab, tgt_vocab: Vocab,
+              beam_size: int, alphas: Sequence[float], *, lang: str = "en",
+              max_len: int = 20, limit: int | None = None, seed: int = 0,
+              device: torch.device | str = "cpu") -> dict[float, BleuResult]:
+    r"""Corpus BLEU of :func:`beam_search` with beam size ``beam_size``, for every
+    length-normalisation exponent :math:`\alpha` in ``alphas``, from **one** search.
+
+    The search prunes by :math:`\log P` whatever :math:`\alpha`; :math:`\alpha` only ranks
+    the :math:`k` final entries of each sentence. So one search that keeps all :math:`k` gives
+    the translation of ``beam_decoder(beam_size, alpha)`` for every :math:`\alpha` at once:
+    ``result[alpha]`` is what :func:`~seq2seq_lib.evaluation.bleu` returns with
+    ``decode=beam_decoder(beam_size, alpha)`` and the same other arguments.
+    """
+    sources, refs = group_references(pairs, lang=lang, limit=limit, seed=seed)
+
+    def final_beams(model: Any, src: torch.Tensor, src_lengths: torch.Tensor, *,
+                    max_len: int) -> list[list[Hypothesis]]:
+        result = _search_model(beam_search, model, src, src_lengths, beam_size, max_len, 0.0,
+                               n_best=beam_size)
+        return result.hypotheses
+
+    finals = decode_sources(model, sources, src_vocab, decode=final_beams, max_len=max_len,
+                            device=device)
+    results = {}
+    for alpha in alphas:  # rank each sentence's final entries by log P / L^alpha
+        best = [_rank([_hypothesis(h.tokens, h.log_prob, EOS_ID, alpha) for h in hyps], 1)[0]
+                for hyps in finals]
+        texts = [detokenize(tgt_vocab.decode([t for t in h.tokens if t != EOS_ID]), lang=lang)
+                 for h in best]
+        results[alpha] = corpus_bleu(sources, texts, refs)
+    return results

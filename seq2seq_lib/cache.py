@@ -316,7 +316,8 @@ def train_or_load(
     ``pause_at=n`` trains up to update ``n``, saves the run's state beside the cache file
     (:func:`resume_path`) and returns it with ``finished=False``, caching nothing; the next
     call (without ``pause_at``, or with a later one) continues from there, and the finished
-    model is the same, bit for bit, as one trained in a single call. (Not on a GPU for a model
+    model is the same, bit for bit, as one trained in a single call. A run that ends before
+    update ``n`` is cached at once, as a call without ``pause_at`` would. (Not on a GPU for a model
     with dropout between the layers of a cuDNN RNN: cuDNN draws those masks from a generator
     of its own, which no checkpoint saves, so the run goes on with other masks — an equally
     valid run, not the same one.) While a paused state
@@ -363,8 +364,11 @@ def _train_or_load(name: str, config: Any, path: Path, build: Callable[[], nn.Mo
             model = build().to(device)
     if pause_at is not None:
         history = train(model, checkpoint=resume, pause_at=pause_at)
-        return Trained(model, history, path, loaded=False, finished=False)
-    history = train(model, checkpoint=resume) if resume.exists() else train(model)
+        if history["updates"] >= pause_at:  # paused: a later call continues it
+            return Trained(model, history, path, loaded=False, finished=False)
+        # the run ended before pause_at (a short budget, a smoke run): cache it now
+    else:
+        history = train(model, checkpoint=resume) if resume.exists() else train(model)
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     save_atomic(
         {"state_dict": state, "history": history, "config": json.loads(json.dumps(

@@ -2,13 +2,15 @@
 
 * :func:`translate` — token lists in, token lists out, greedy decoding in batches (any
   ``decode`` function with the signature of :func:`~seq2seq_lib.encoder_decoder.greedy_decode`
-  can be passed, e.g. a beam search).
+  can be passed, e.g. a beam search); :func:`decode_sources` keeps whatever ``decode``
+  returns.
 * :func:`score_pairs` — :math:`\\log p(y \\mid x)` of given (source, target) token lists, to
   rank candidate translations (Cho et al., 2014).
 * :func:`bleu` — corpus BLEU (Papineni et al., 2002) with ``sacrebleu`` on **detokenised**
   text, the standard that makes numbers comparable (Post, 2018). Pairs that share a source
   sentence are grouped: the sentence is translated once and scored against all of its
-  reference translations (the corpus often has several).
+  reference translations (the corpus often has several). Its two halves,
+  :func:`group_references` and :func:`corpus_bleu`, score translations made another way.
 * :func:`position_accuracy` — how often the model's most probable next token is the true one,
   per target position, after a true prefix (teacher forcing) or after its own prefix (free
   running). The gap between the two is the *exposure bias*.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sacrebleu
 import torch
@@ -27,6 +30,33 @@ from seq2seq_lib.encoder_decoder import EncoderDecoder, greedy_decode
 from seq2seq_lib.vocab import EOS_ID, PAD_ID, TokenPair, Vocab, detokenize
 
 Decode = Callable[..., list[list[int]]]
+
+
+def decode_sources(
+    model: EncoderDecoder,
+    sentences: Sequence[Sequence[str]],
+    src_vocab: Vocab,
+    *,
+    decode: Callable[..., list[Any]] = greedy_decode,
+    max_len: int = 20,
+    batch_size: int = 256,
+    device: torch.device | str = "cpu",
+    src_max_len: int | None = None,
+) -> list[Any]:
+    """What ``decode(model, src, src_lengths, max_len=max_len)`` returns for each sentence,
+    run on ``batch_size`` sentences at a time.
+
+    Sources are encoded like the training data (unknown words → ``<unk>``, an empty sentence
+    → just ``<eos>``, longer than ``src_max_len`` → truncated) and reversed when
+    ``model.reverse_source``.
+    """
+    out: list[Any] = []
+    for start in range(0, len(sentences), batch_size):
+        chunk = sentences[start : start + batch_size]
+        batch = collate_sources(chunk, src_vocab, reverse_source=model.reverse_source,
+                                max_len=src_max_len).to(device)
+        out.extend(decode(model, batch.src, batch.src_lengths, max_len=max_len))
+    return out
 
 
 def translate(
@@ -43,18 +73,12 @@ def translate(
 ) -> list[list[str]]:
     """Translate tokenised sentences; returns the target tokens of each (``<eos>`` removed).
 
-    Sources are encoded like the training data (unknown words → ``<unk>``, an empty sentence
-    → just ``<eos>``, longer than ``src_max_len`` → truncated) and reversed when
-    ``model.reverse_source``. At most ``max_len`` target tokens are produced.
+    Sources are encoded as in :func:`decode_sources`. At most ``max_len`` target tokens are
+    produced.
     """
-    out: list[list[str]] = []
-    for start in range(0, len(sentences), batch_size):
-        chunk = sentences[start : start + batch_size]
-        batch = collate_sources(chunk, src_vocab, reverse_source=model.reverse_source,
-                                max_len=src_max_len).to(device)
-        for ids in decode(model, batch.src, batch.src_lengths, max_len=max_len):
-            out.append(tgt_vocab.decode(ids))
-    return out
+    ids = decode_sources(model, sentences, src_vocab, decode=decode, max_len=max_len,
+                         batch_size=batch_size, device=device, src_max_len=src_max_len)
+    return [tgt_vocab.decode(sentence) for sentence in ids]
 
 
 @torch.no_grad()
@@ -117,19 +141,12 @@ def bleu(
 ) -> BleuResult:
     """Corpus BLEU of the model's translations of ``pairs`` (``sacrebleu.corpus_bleu``).
 
-    Pairs with the same source are one test sentence with several references. Hypotheses
-    and references are detokenised (:func:`~seq2seq_lib.vocab.detokenize`) before scoring.
-    ``limit`` scores a random sample of ``limit`` distinct sources
-    (:func:`~seq2seq_lib.batches.sample_pairs` with ``seed``, kept in corpus order): a
-    quicker, noisier estimate.
+    Pairs with the same source are one test sentence with several references
+    (:func:`group_references`, which also draws the sample of ``limit`` sources: a quicker,
+    noisier estimate). Hypotheses and references are detokenised
+    (:func:`~seq2seq_lib.vocab.detokenize`) before scoring (:func:`corpus_bleu`).
     """
-    refs_of: dict[tuple[str, ...], list[str]] = {}
-    for src, tgt in pairs:
-        refs_of.setdefault(tuple(src), []).append(detokenize(tgt, lang=lang))
-    sources = [list(s) for s in refs_of]
-    sources = sample_pairs(sources, limit, seed=seed)
-    if not sources:
-        raise ValueError("bleu needs at least one pair")
+    sources, refs = group_references(pairs, lang=lang, limit=limit, seed=seed)
     hyps = [
         detokenize(t, lang=lang)
         for t in translate(
@@ -137,11 +154,36 @@ def bleu(
             device=device, decode=decode,
         )
     ]
-    refs = [refs_of[tuple(s)] for s in sources]
-    most = max(map(len, refs))
-    streams = [[r[i] if i < len(r) else None for r in refs] for i in range(most)]
-    result = sacrebleu.corpus_bleu(hyps, streams)
-    return BleuResult(float(result.score), result, sources, hyps, refs)
+    return corpus_bleu(sources, hyps, refs)
+
+
+def group_references(
+    pairs: Sequence[TokenPair], *, lang: str = "en", limit: int | None = None, seed: int = 0
+) -> tuple[list[list[str]], list[list[str]]]:
+    """The distinct sources of ``pairs`` in corpus order and the detokenised references of
+    each (every target of that source). ``limit`` keeps a random sample of ``limit``
+    sources (:func:`~seq2seq_lib.batches.sample_pairs` with ``seed``, kept in corpus order).
+    """
+    refs_of: dict[tuple[str, ...], list[str]] = {}
+    for src, tgt in pairs:
+        refs_of.setdefault(tuple(src), []).append(detokenize(tgt, lang=lang))
+    sources = sample_pairs([list(s) for s in refs_of], limit, seed=seed)
+    if not sources:
+        raise ValueError("bleu needs at least one pair")
+    return sources, [refs_of[tuple(s)] for s in sources]
+
+
+def corpus_bleu(sources: list[list[str]], hypotheses: list[str],
+                references: list[list[str]]) -> BleuResult:
+    """``sacrebleu.corpus_bleu`` of detokenised hypotheses, each against all of its
+    references (a sentence may have fewer references than another)."""
+    if not hypotheses or len(hypotheses) != len(references):
+        raise ValueError(f"need one list of references per hypothesis (at least one), got "
+                         f"{len(hypotheses)} hypotheses and {len(references)} lists")
+    most = max(map(len, references))
+    streams = [[r[i] if i < len(r) else None for r in references] for i in range(most)]
+    result = sacrebleu.corpus_bleu(hypotheses, streams)
+    return BleuResult(float(result.score), result, sources, hypotheses, references)
 
 
 @torch.no_grad()

@@ -184,3 +184,30 @@ def test_beam_decoder_runs_either_rule_on_a_model():
         assert beam_decoder(1, completed=completed)(model, src, lengths, max_len=6) == greedy
         out = beam_decoder(3, 0.6, completed=completed)(model, src, lengths, max_len=6)
         assert len(out) == 2 and all(2 not in ids and len(ids) <= 6 for ids in out)
+
+
+def test_beam_bleu_scores_every_alpha_from_one_search_as_separate_searches_would(
+        tiny_translation_data):
+    """beam_bleu(k, alphas)[a] == bleu(decode=beam_decoder(k, a)) for every a: the same
+    translations (α only ranks the final beam), on a model whose final entries differ in
+    length, so that α changes some of them."""
+    from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
+    from seq2seq_lib.beam import beam_bleu
+    from seq2seq_lib.evaluation import bleu
+    from seq2seq_lib.training import TrainConfig, fit
+
+    data = tiny_translation_data
+    torch.manual_seed(0)
+    model = TranslatorModel(TranslatorConfig(len(data.src_vocab), len(data.tgt_vocab),
+                                             embed_size=8, hidden_size=16))
+    fit(model, data, TrainConfig(lr=1e-2, batch_size=16, steps=30), progress=False)
+    pairs = data.train + data.valid + data.test  # every source: more cases for α to change
+    alphas = (0.0, 1.0, 3.0)
+    together = beam_bleu(model, pairs, data.src_vocab, data.tgt_vocab, 3, alphas,
+                         max_len=6, limit=60, seed=2)
+    for a in alphas:
+        alone = bleu(model, pairs, data.src_vocab, data.tgt_vocab, max_len=6, limit=60,
+                     seed=2, decode=beam_decoder(3, a))
+        assert together[a].hypotheses == alone.hypotheses
+        assert together[a].sources == alone.sources and together[a].score == alone.score
+    assert together[0.0].hypotheses != together[3.0].hypotheses  # α mattered somewhere

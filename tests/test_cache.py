@@ -226,6 +226,16 @@ def test_a_paused_run_is_continued_by_the_next_call_and_then_cached(tmp_path):
         assert torch.equal(a, b)
     again = cache.train_or_load("split", {}, build_model, train, directory=tmp_path, pause_at=5)
     assert again.loaded and again.finished  # cached now: nothing to pause
+    # a run that ends before pause_at is cached at once (the next call only loads it)
+    short = cache.train_or_load("short", {}, build_model, train, directory=tmp_path,
+                                pause_at=10_000)
+    assert short.finished and not short.loaded and short.path.exists()
+    assert not cache.resume_path(short.path).exists() and short.history == once.history
+    for a, b in zip(once.model.state_dict().values(), short.model.state_dict().values(),
+                    strict=True):
+        assert torch.equal(a, b)
+    assert cache.train_or_load("short", {}, build_model, train, directory=tmp_path,
+                               pause_at=10_000).loaded
 
 
 def _slow_train(model, log=None):  # module level: a spawned process must import it

@@ -7,7 +7,14 @@ import sacrebleu
 import torch
 
 from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel, EncoderDecoder
-from seq2seq_lib.evaluation import bleu, score_pairs, translate
+from seq2seq_lib.evaluation import (
+    bleu,
+    corpus_bleu,
+    decode_sources,
+    group_references,
+    score_pairs,
+    translate,
+)
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
 from seq2seq_lib.vocab import EOS_ID, Vocab
 
@@ -84,6 +91,25 @@ def test_bleu_limit_is_a_seeded_sample():
     a = bleu(model, pairs, SRC, TGT, limit=3, seed=1)
     b = bleu(model, pairs, SRC, TGT, limit=3, seed=1)
     assert a.sources == b.sources and len(a.sources) == 3
+
+
+def test_bleu_is_group_references_then_translate_then_corpus_bleu():
+    """The two halves of bleu score translations made another way the same as bleu does."""
+    model = Echo()
+    pairs = [(["b", "c"], ["x", "y"]), (["a"], ["w", "."]), (["b", "c"], ["y", "y"])]
+    sources, refs = group_references(pairs)
+    assert sources == [["b", "c"], ["a"]] and refs == [["x y", "y y"], ["w."]]
+    hyps = [" ".join(t) for t in translate(model, sources, SRC, TGT)]
+    whole = bleu(model, pairs, SRC, TGT)
+    parts = corpus_bleu(sources, hyps, refs)
+    assert (parts.score, parts.hypotheses, parts.references) == (
+        whole.score, whole.hypotheses, whole.references)
+    ids = decode_sources(model, sources, SRC, batch_size=1)  # what decode returns, unmapped
+    assert [TGT.decode(i) for i in ids] == translate(model, sources, SRC, TGT)
+    with pytest.raises(ValueError, match="one list of references per hypothesis"):
+        corpus_bleu(sources, hyps[:1], refs)
+    with pytest.raises(ValueError, match="at least one pair"):
+        group_references([])
 
 
 def test_score_pairs_matches_model_score_and_ranks():
