@@ -35,6 +35,7 @@ size for several :math:`\alpha` from a single search.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -343,7 +344,7 @@ def exhaustive_search(
     owner = torch.arange(batch_size, device=dev)  # which sentence each row belongs to
     state, stats = init_state, SearchStats()
     log_p: torch.Tensor | None = None
-    found: list[list[Hypothesis]] = [[] for _ in range(batch_size)]
+    found: list[list[tuple[float, float, list[int], bool]]] = [[] for _ in range(batch_size)]
     for t in range(max_len):
         log_probs, state = call_step(step, prefix, state, eos)
         n, V = log_probs.shape
@@ -362,9 +363,10 @@ def exhaustive_search(
         if t == max_len - 1:  # ... and, at max_len, the ones cut without it
             ended += [(int(y), candidates[:, y]) for y in others.tolist()]
         pre, who = prefix[:, 1:].tolist(), owner.tolist()
-        for y, lp in ended:
+        scale = (t + 1) ** alpha  # L^alpha: every candidate of this step has L = t + 1 tokens
+        for y, lp in ended:  # (score, log P, tokens, finished) of each candidate
             for i, value in enumerate(lp.tolist()):
-                found[who[i]].append(_hypothesis(pre[i] + [y], value, eos, alpha))
+                found[who[i]].append((value / scale, value, pre[i] + [y], y == eos))
         if t == max_len - 1 or others.numel() == 0:
             break
         rows = torch.arange(n, device=dev).repeat_interleave(others.numel())
@@ -373,7 +375,22 @@ def exhaustive_search(
         log_p = candidates[rows, next_tok]
         owner = owner.index_select(0, rows)
         state = reorder_state(state, rows)
-    return SearchResult([_rank(hyps, n_best) for hyps in found], stats)
+    return SearchResult([_rank_candidates(c, n_best) for c in found], stats)
+
+
+def _rank_candidates(candidates: list[tuple[float, float, list[int], bool]],
+                     n_best: int | None) -> list[Hypothesis]:
+    """:func:`_rank` for ``(score, log P, tokens, finished)`` tuples: only the returned
+    ones become :class:`Hypothesis` objects (exhaustive search scores thousands)."""
+    kept = [c for c in candidates if math.isfinite(c[1])]
+    # heapq.nsmallest(n, ...) == sorted(...)[:n], ties in their order, as in _rank
+    best = sorted(kept, key=_minus_score) if n_best is None else heapq.nsmallest(
+        n_best, kept, key=_minus_score)
+    return [Hypothesis(tokens, lp, score, finished) for score, lp, tokens, finished in best]
+
+
+def _minus_score(candidate: tuple[float, float, list[int], bool]) -> float:
+    return -candidate[0]
 
 
 def beam_candidates(
