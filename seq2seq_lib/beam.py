@@ -1,4 +1,4 @@
-r"""Chapter 9: beam search (two rules for finished hypotheses) and exhaustive search.
+r"""Chapter 9: beam search (two rules for finished hypotheses).
 
 Greedy search (:func:`seq2seq_lib.decoding.greedy_search`) keeps one prefix after each step.
 The searches here keep more, through the same step interface (:mod:`seq2seq_lib.decoding`):
@@ -9,8 +9,8 @@ The searches here keep more, through the same step interface (:mod:`seq2seq_lib.
 * :func:`completed_beam_search` is the variant of the lecture notes and of CS224n: a
   finished hypothesis leaves the beam for a list of completed ones, and the search stops
   when :math:`k` are complete;
-* :func:`exhaustive_search` keeps all of them (:math:`\mathcal O(|\mathcal Y|^{T'})`, for
-  tiny vocabularies only).
+* :func:`seq2seq_lib.exhaustive.exhaustive_search` keeps all of them
+  (:math:`\mathcal O(|\mathcal Y|^{T'})`, for tiny vocabularies only).
 
 **Scores and lengths.** The searches rank finished candidates by the length-normalised score
 of the d2l book (eq. 9.8.4)
@@ -35,7 +35,6 @@ size for several :math:`\alpha` from a single search.
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -309,88 +308,6 @@ def completed_beam_search(
 
 
 # --------------------------------------------------------------------------- exhaustive
-
-
-@torch.no_grad()
-def exhaustive_search(
-    step: StepFn,
-    init_state: State,
-    batch_size: int,
-    bos: int,
-    eos: int,
-    max_len: int,
-    alpha: float = 0.0,
-    n_best: int | None = 1,
-    *,
-    reorder_state: ReorderFn = index_state,
-    max_rows: int = 1_000_000,
-    device: torch.device | str | None = None,
-) -> SearchResult:
-    r"""Score *every* output sequence up to ``max_len`` tokens and rank them.
-
-    The candidates are all sequences :math:`y_1, \ldots, y_L` with :math:`L \le` ``max_len``
-    that end with ``<eos>`` and contain no earlier ``<eos>``, plus the
-    :math:`(|\mathcal Y|-1)^{\text{max\_len}}` sequences cut at ``max_len`` without one —
-    the same candidates beam search can return. They are ranked by
-    :math:`\log P / L^{\alpha}`; ``n_best=None`` returns all of them (probability-0
-    sequences are dropped). The cost grows like :math:`|\mathcal Y|^{T'}`: a
-    :class:`ValueError` is raised when a step would feed more than ``max_rows`` prefixes.
-    """
-    check_search_args(batch_size, bos, eos, max_len)
-    if n_best is not None:
-        check_int("n_best", n_best, 1)
-    dev = search_device(init_state, device)
-    prefix = torch.full((batch_size, 1), bos, dtype=torch.long, device=dev)
-    owner = torch.arange(batch_size, device=dev)  # which sentence each row belongs to
-    state, stats = init_state, SearchStats()
-    log_p: torch.Tensor | None = None
-    found: list[list[tuple[float, float, list[int], bool]]] = [[] for _ in range(batch_size)]
-    for t in range(max_len):
-        log_probs, state = call_step(step, prefix, state, eos)
-        n, V = log_probs.shape
-        stats.add(n, V)
-        if log_p is None:
-            log_p = torch.zeros(n, dtype=log_probs.dtype, device=dev)
-            live_need = batch_size * (V - 1) ** (max_len - 1)
-            if live_need > max_rows:
-                raise ValueError(
-                    f"exhaustive search would feed {live_need} prefixes in its last step "
-                    f"(|Y|={V}, max_len={max_len}); the limit is max_rows={max_rows}"
-                )
-        candidates = log_p.unsqueeze(1) + log_probs  # (n, V)
-        others = torch.tensor([y for y in range(V) if y != eos], dtype=torch.long, device=dev)
-        ended = [(eos, candidates[:, eos])]  # sequences ending with <eos> now
-        if t == max_len - 1:  # ... and, at max_len, the ones cut without it
-            ended += [(int(y), candidates[:, y]) for y in others.tolist()]
-        pre, who = prefix[:, 1:].tolist(), owner.tolist()
-        scale = (t + 1) ** alpha  # L^alpha: every candidate of this step has L = t + 1 tokens
-        for y, lp in ended:  # (score, log P, tokens, finished) of each candidate
-            for i, value in enumerate(lp.tolist()):
-                found[who[i]].append((value / scale, value, pre[i] + [y], y == eos))
-        if t == max_len - 1 or others.numel() == 0:
-            break
-        rows = torch.arange(n, device=dev).repeat_interleave(others.numel())
-        next_tok = others.repeat(n)
-        prefix = torch.cat([prefix.index_select(0, rows), next_tok.unsqueeze(1)], dim=1)
-        log_p = candidates[rows, next_tok]
-        owner = owner.index_select(0, rows)
-        state = reorder_state(state, rows)
-    return SearchResult([_rank_candidates(c, n_best) for c in found], stats)
-
-
-def _rank_candidates(candidates: list[tuple[float, float, list[int], bool]],
-                     n_best: int | None) -> list[Hypothesis]:
-    """:func:`_rank` for ``(score, log P, tokens, finished)`` tuples: only the returned
-    ones become :class:`Hypothesis` objects (exhaustive search scores thousands)."""
-    kept = [c for c in candidates if math.isfinite(c[1])]
-    # heapq.nsmallest(n, ...) == sorted(...)[:n], ties in their order, as in _rank
-    best = sorted(kept, key=_minus_score) if n_best is None else heapq.nsmallest(
-        n_best, kept, key=_minus_score)
-    return [Hypothesis(tokens, lp, score, finished) for score, lp, tokens, finished in best]
-
-
-def _minus_score(candidate: tuple[float, float, list[int], bool]) -> float:
-    return -candidate[0]
 
 
 def beam_candidates(

@@ -48,7 +48,7 @@ MODULE_CHAPTER: dict[str, int] = {
     # chapter 8: attention, the translators and their recipes
     "attention": 8, "attention_seq2seq": 8, "translators": 8, "exercises.attention": 8,
     # chapter 9: beam search
-    "beam": 9, "search_examples": 9, "exercises.decoding": 9,
+    "beam": 9, "exhaustive": 9, "search_examples": 9, "exercises.decoding": 9,
     # chapter 10: BLEU
     "bleu": 10, "exercises.bleu": 10,
     # chapter 11: the translator: ablation, checkpoints, the command line

@@ -12,14 +12,10 @@ import pytest
 import torch
 
 from conftest import MultiTableStep
-from seq2seq_lib.beam import (
-    beam_decoder,
-    beam_search,
-    completed_beam_search,
-    exhaustive_search,
-)
+from seq2seq_lib.beam import beam_decoder, beam_search, completed_beam_search
 from seq2seq_lib.decoding import TableStep, cut_at_eos, greedy_search
 from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel, greedy_decode
+from seq2seq_lib.exhaustive import exhaustive_search
 from seq2seq_lib.search_examples import rule_examples, seed_beam_example, seed_greedy_example
 
 

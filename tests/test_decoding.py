@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 from conftest import MultiTableStep
 from seq2seq_lib import beam
-from seq2seq_lib.beam import beam_candidates, beam_search, exhaustive_search
+from seq2seq_lib.beam import beam_candidates, beam_search
 from seq2seq_lib.decoding import TableStep, greedy_search, index_state
 from seq2seq_lib.exercises.decoding import check_beam_step
+from seq2seq_lib.exhaustive import exhaustive_search
 from seq2seq_lib.search_examples import seed_beam_example, seed_greedy_example
 
 PROPERTY = settings(max_examples=60, deadline=None, derandomize=True, database=None)
