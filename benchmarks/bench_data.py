@@ -3,7 +3,7 @@
     python benchmarks/bench_data.py            # uses $SEQ2SEQ_DATA or ../shared/data
 
 Prints the median of ``--repeats`` runs for: reading the lines, tokenising both sides, and the
-whole :func:`seq2seq_lib.batches.load_translation_data` pipeline (filter ≤ 10 tokens, split,
+whole :func:`seq2seq_lib.corpus.load_translation_data` pipeline (filter ≤ 10 tokens, split,
 vocabularies with min_freq=2); and, for comparison in the same run, d2l's character-by-
 character ``preprocess_nmt`` + ``tokenize_nmt``. Writes ``benchmarks/results/data.json``.
 """
@@ -28,7 +28,7 @@ import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU 
 import torch  # noqa: E402
 from _machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 
-from seq2seq_lib import batches, corpus, vocab  # noqa: E402
+from seq2seq_lib import corpus, vocab  # noqa: E402
 
 
 def median_time(fn: Callable[[], object], repeats: int) -> float:
@@ -64,14 +64,14 @@ def main() -> None:
     path = corpus.find_corpus(folder, download=False)
 
     def tokenize_all() -> None:
-        with batches._gc_paused():
+        with corpus._gc_paused():
             [(vocab.tokenize(en), vocab.tokenize(fr)) for en, fr in corpus.read_pairs(path)]
 
     timings = {
         "find_and_verify_sha256_s": median_time(lambda: corpus.find_corpus(folder), args.repeats),
         "read_pairs_s": median_time(lambda: corpus.read_pairs(path), args.repeats),
         "read_and_tokenize_s": median_time(tokenize_all, args.repeats),
-        "load_translation_data_s": median_time(lambda: batches.load_translation_data(folder),
+        "load_translation_data_s": median_time(lambda: corpus.load_translation_data(folder),
                                                args.repeats),
         "d2l_preprocess_and_tokenize_s": median_time(
             lambda: d2l_preprocess_and_tokenize(path), args.repeats),
@@ -81,13 +81,13 @@ def main() -> None:
     )
 
     stats = {}
-    for direction in batches.DIRECTIONS:
+    for direction in corpus.DIRECTIONS:
         for max_len in (10, None):
-            d = batches.load_translation_data(folder, direction=direction, max_len=max_len)
+            d = corpus.load_translation_data(folder, direction=direction, max_len=max_len)
             stats[f"{direction} max_len={max_len}"] = {
                 **d.stats, "src_vocab": len(d.src_vocab), "tgt_vocab": len(d.tgt_vocab)
             }
-    quick = batches.load_translation_data(folder, num_pairs=20_000)
+    quick = corpus.load_translation_data(folder, num_pairs=20_000)
     stats["fr-en max_len=10 num_pairs=20000"] = {
         **quick.stats, "src_vocab": len(quick.src_vocab), "tgt_vocab": len(quick.tgt_vocab)
     }

@@ -42,8 +42,9 @@ import torch  # noqa: E402
 from _machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 from torch import nn  # noqa: E402
 
-from seq2seq_lib.batches import TranslationDataset, load_translation_data  # noqa: E402
+from seq2seq_lib.batches import TranslationDataset  # noqa: E402
 from seq2seq_lib.batching import bucket_loader  # noqa: E402
+from seq2seq_lib.corpus import load_translation_data  # noqa: E402
 from seq2seq_lib.losses import masked_cross_entropy  # noqa: E402
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel  # noqa: E402
 from seq2seq_lib.training import make_optimizer  # noqa: E402

@@ -12,16 +12,14 @@ The pipeline from the corpus (:mod:`seq2seq_lib.corpus`) to what a model reads:
 4. :class:`TranslationDataset` + :func:`collate` + :func:`make_loader` make padded
    :class:`Batch` es; :func:`collate_sources` batches sources alone, to translate them.
 
-:func:`load_translation_data` does it all, from finding the file to the vocabularies.
+:func:`seq2seq_lib.corpus.load_translation_data` does it all, from finding the file to the
+vocabularies.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import hashlib
-import os
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -31,9 +29,8 @@ from typing import Any
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from seq2seq_lib.corpus import find_corpus, read_pairs
-from seq2seq_lib.device import SMOKE_SENTENCES, SMOKE_SPLIT, smoke
-from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID, TokenPair, Vocab, tokenize
+from seq2seq_lib.device import SMOKE_SENTENCES, smoke
+from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID, TokenPair, Vocab
 
 # --------------------------------------------------------------------------- splits
 
@@ -369,6 +366,13 @@ class TranslationData:
             reverse_source=reverse_source,
         )
 
+    def with_eval_samples(self, n: int, seed: int = 0) -> TranslationData:
+        """The same data with seeded random samples of ``n`` pairs (corpus order kept) as
+        its validation and test splits, and ``stats`` to match (a smoke run's data)."""
+        valid, test = (_sample(split, n, seed) for split in (self.valid, self.test))
+        return dataclasses.replace(self, valid=valid, test=test,
+                                   stats={**self.stats, "valid": len(valid), "test": len(test)})
+
     def summary(self) -> str:
         """One line with split sizes and vocabulary sizes."""
         return (
@@ -376,68 +380,3 @@ class TranslationData:
             f"test {len(self.test):,} pairs; vocab src {len(self.src_vocab):,} | "
             f"tgt {len(self.tgt_vocab):,}"
         )
-
-
-DIRECTIONS = ("fr-en", "en-fr")
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Any:
-    """Pause the cyclic garbage collector: building ~10^6 small token lists (which hold no
-    reference cycles) otherwise triggers many full collections — about half the loading time."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def load_translation_data(
-    path: str | os.PathLike[str] | None = None,
-    *,
-    direction: str = "fr-en",
-    max_len: int | None = 10,
-    min_freq: int = 2,
-    lowercase: bool = True,
-    num_pairs: int | None = None,
-    fractions: tuple[float, float, float] = (0.8, 0.1, 0.1),
-    seed: int = 0,
-    **find: Any,
-) -> TranslationData:
-    """Find, read, tokenise, filter, split the corpus and build its vocabularies.
-
-    Args:
-        path: the corpus file or a folder holding it (see :func:`~seq2seq_lib.corpus.find_corpus`).
-        direction: ``"fr-en"`` (French source, English target; the course's main task) or
-            ``"en-fr"``.
-        max_len: pairs with more than ``max_len`` tokens on either side are dropped
-            (``None``: keep all); empty sides are always dropped.
-        min_freq: tokens seen fewer times in the training split map to ``<unk>``.
-        lowercase: lower-case both sides (as d2l).
-        num_pairs: keep a seeded random ``num_pairs`` of the filtered pairs (quick profile).
-        fractions, seed: see :func:`split_by_source`. (In a smoke run,
-            :func:`seq2seq_lib.device.smoke`, the validation and test splits keep a seeded
-            sample of ``SMOKE_SPLIT`` pairs each.)
-        **find: passed to :func:`~seq2seq_lib.corpus.find_corpus` (``cache_dir``, ``url``, ``opener``,
-            ``download``, ``verify``).
-    """
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
-    raw = read_pairs(find_corpus(path, **find))
-    tok = partial(tokenize, lowercase=lowercase)
-    with _gc_paused():
-        if direction == "fr-en":
-            pairs = [(tok(fr), tok(en)) for en, fr in raw]
-        else:
-            pairs = [(tok(en), tok(fr)) for en, fr in raw]
-        data = TranslationData.from_pairs(
-            pairs, name=direction, max_len=max_len, min_freq=min_freq, num_pairs=num_pairs,
-            fractions=fractions, seed=seed,
-        )
-    if smoke():  # a smoke run: every evaluation only has to run
-        valid, test = (_sample(split, SMOKE_SPLIT, seed) for split in (data.valid, data.test))
-        data = dataclasses.replace(data, valid=valid, test=test,
-                                   stats={**data.stats, "valid": len(valid), "test": len(test)})
-    return data

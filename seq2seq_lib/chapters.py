@@ -39,12 +39,12 @@ MODULE_CHAPTER: dict[str, int] = {
     # chapters 2-5: gated cells, layers over time, synthetic tasks
     "cells": 2, "rnn": 2, "tasks": 2, "sequence_model": 2, "exercises.gated": 2,
     "exercises.layers": 4,
-    # chapter 6: the encoder-decoder, its data, training, greedy decoding and evaluation
-    "download": 6, "corpus": 6, "vocab": 6, "batches": 6, "batching": 6, "synthetic": 6,
+    # chapter 6: the encoder-decoder, its data pipeline, training, greedy decoding, evaluation
+    "vocab": 6, "batches": 6, "batching": 6, "synthetic": 6,
     "losses": 6, "decoding": 6, "encoder_decoder": 6, "training": 6, "evaluation": 6,
     "exercises.encoder_decoder": 6,
-    # chapter 7: seq2seq (and its recipe, reused by chapter 11)
-    "seq2seq": 7, "exercises.data": 7,
+    # chapter 7: the real corpus and seq2seq (its recipe is reused by chapter 11)
+    "download": 7, "corpus": 7, "seq2seq": 7, "exercises.data": 7,
     # chapter 8: attention, the translators and their recipes
     "attention": 8, "attention_seq2seq": 8, "translators": 8, "exercises.attention": 8,
     # chapter 9: beam search

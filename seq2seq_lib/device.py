@@ -55,7 +55,7 @@ SMOKE_BATCH = 4
 """Training pairs per batch in a smoke run (:func:`seq2seq_lib.training.fit`)."""
 SMOKE_SPLIT = 200
 """Pairs kept in the corpus's validation and test splits in a smoke run
-(:func:`seq2seq_lib.batches.load_translation_data`)."""
+(:func:`seq2seq_lib.corpus.load_translation_data`)."""
 
 
 def smoke() -> bool:

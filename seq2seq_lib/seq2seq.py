@@ -31,7 +31,8 @@ import torch
 from torch import nn
 
 from seq2seq_lib import cache
-from seq2seq_lib.batches import TranslationData, load_translation_data
+from seq2seq_lib.batches import TranslationData
+from seq2seq_lib.corpus import load_translation_data
 from seq2seq_lib.device import Run
 from seq2seq_lib.encoder_decoder import (
     Decoder,

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.usefixtures("isolated_data_env")
 def real() -> B.TranslationData:
     if SHARED is None:
         pytest.skip("no copy of fra-eng/fra.txt here")
-    return B.load_translation_data(SHARED)
+    return C.load_translation_data(SHARED)
 
 
 
@@ -111,16 +111,16 @@ def test_real_vocab_comes_from_train_only(real: B.TranslationData) -> None:
 
 @needs_corpus
 def test_real_direction_and_subsample() -> None:
-    en_fr = B.load_translation_data(SHARED, direction="en-fr", num_pairs=2000, seed=3)
+    en_fr = C.load_translation_data(SHARED, direction="en-fr", num_pairs=2000, seed=3)
     assert en_fr.stats["subsampled"] == 2000
     assert len(en_fr.train) + len(en_fr.valid) + len(en_fr.test) == 2000
     assert en_fr.name == "en-fr"
-    again = B.load_translation_data(SHARED, direction="en-fr", num_pairs=2000, seed=3)
+    again = C.load_translation_data(SHARED, direction="en-fr", num_pairs=2000, seed=3)
     assert again.train == en_fr.train and again.src_vocab == en_fr.src_vocab
     english = {" ".join(V.tokenize(en)) for en, _ in C.read_pairs(SHARED / C.CORPUS_FILE)}
     assert all(" ".join(src) in english for src, _ in en_fr.train[:200])
     with pytest.raises(ValueError, match="direction"):
-        B.load_translation_data(SHARED, direction="fr-de")
+        C.load_translation_data(SHARED, direction="fr-de")
 
 
 @needs_corpus

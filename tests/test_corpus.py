@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from conftest import TINY_CORPUS, needs_corpus, shared_data_folder
-from seq2seq_lib import batches as B
 from seq2seq_lib import corpus as C
 from seq2seq_lib.download import (
     ChecksumError,
@@ -165,7 +164,7 @@ def test_download_from_a_local_zip(tiny_zip: tuple[str, bytes], tmp_path: Path) 
         raise AssertionError("downloaded again although the file is cached")
 
     assert C.find_corpus(cache_dir=cache, url=url, opener=no_network) == found
-    data = B.load_translation_data(cache_dir=cache, opener=no_network, min_freq=1)
+    data = C.load_translation_data(cache_dir=cache, opener=no_network, min_freq=1)
     assert data.stats["pairs"] == 3
 
 

@@ -300,7 +300,7 @@ def test_a_smoke_run_makes_a_few_small_updates_and_validates_after_each(tiny, mo
 
 def test_a_smoke_run_keeps_small_validation_and_test_splits(tmp_path, monkeypatch):
     from seq2seq_lib import device
-    from seq2seq_lib.batches import load_translation_data
+    from seq2seq_lib.corpus import load_translation_data
 
     rng = random.Random(0)
     lines = [f"{' '.join(rng.choice('abcdefgh') for _ in range(rng.randint(1, 6)))}\tx {i}"
