@@ -109,3 +109,34 @@ def test_the_import_parser_sees_every_form_of_import(tmp_path):
     assert chapters.import_closure(["exercises.gated"], package) == {"exercises.gated",
                                                                      "exercises"}
     assert not re.search("beam", " ".join(chapters.import_closure(["cache"], package)))
+
+
+def private_names(tree: ast.AST) -> set[str]:
+    """Attributes and imported names that start with ``_`` (dunders such as ``__name__``
+    excepted): what a reader's code should never need."""
+    def private(name: str) -> bool:
+        return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+    names = {node.attr for node in ast.walk(tree)
+             if isinstance(node, ast.Attribute) and private(node.attr)}
+    names |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+              for alias in node.names if private(alias.name)}
+    return names
+
+
+def test_private_names_are_found():
+    tree = ast.parse("from m import _x, y\nmodel.decoder._rnn.weight\nprint(f.__name__)")
+    assert private_names(tree) == {"_x", "_rnn"}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_no_notebook_touches_a_private_attribute(path: Path):
+    """The pages use the library's public API only (a model is read through its own
+    classes and documented attributes, never by reaching into private ones)."""
+    found: set[str] = set()
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "code":
+            source = "\n".join(line for line in cell.source.splitlines()
+                               if not line.lstrip().startswith(("!", "%")))
+            found |= private_names(ast.parse(source))
+    assert not found, f"{path.name} uses private names: {sorted(found)}"
