@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +27,7 @@ import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU 
 # isort: split
 import torch  # noqa: E402
 from _machine import machine  # noqa: E402
+from _timing import timed  # noqa: E402
 
 from seq2seq_lib import seq2seq, translators  # noqa: E402
 from seq2seq_lib.beam import beam_bleu, beam_decoder  # noqa: E402
@@ -36,15 +35,6 @@ from seq2seq_lib.device import setup  # noqa: E402
 from seq2seq_lib.evaluation import bleu  # noqa: E402
 
 BEAM_SIZES, ALPHAS, SEED = (2, 5, 10), (0.0, 0.6, 1.0), 1
-
-
-def median_time(fn, repeats: int):
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), times, out
 
 
 def main() -> None:
@@ -68,8 +58,8 @@ def main() -> None:
             return {a: bleu(model, data.valid, data.src_vocab, data.tgt_vocab,
                             decode=beam_decoder(k, a), **common) for a in ALPHAS}
 
-        t_one, all_one, together = median_time(one_search, args.repeats)
-        t_each, all_each, apart = median_time(one_per_alpha, args.repeats)
+        t_one, all_one, together = timed(one_search, args.repeats)
+        t_each, all_each, apart = timed(one_per_alpha, args.repeats)
         same &= all(together[a].hypotheses == apart[a].hypotheses for a in ALPHAS)
         rows[k] = {"one_search_s": t_one, "one_search_per_alpha_s": t_each,
                    "speedup": t_each / t_one, "all_one_search_s": all_one,

@@ -11,9 +11,7 @@ Run: ``python benchmarks/bench_decoding.py``; writes ``benchmarks/results/decodi
 from __future__ import annotations
 
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,6 +22,7 @@ import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU 
 # isort: split
 import torch  # noqa: E402
 from _machine import machine  # noqa: E402
+from _timing import timed  # noqa: E402
 
 from seq2seq_lib.beam import beam_search  # noqa: E402
 from seq2seq_lib.decoding import greedy_search  # noqa: E402
@@ -44,15 +43,6 @@ class GRUDecoderStep(torch.nn.Module):
     def forward(self, prefix: torch.Tensor, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         h = self.cell(self.emb(prefix[:, -1]), h)
         return torch.log_softmax(self.out(h), dim=-1), h
-
-
-def timed(fn, repeats: int) -> tuple[float, list[float], object]:
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), times, out
 
 
 def main() -> None:

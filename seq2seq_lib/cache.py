@@ -316,13 +316,13 @@ def train_or_load(
     ``pause_at=n`` trains up to update ``n``, saves the run's state beside the cache file
     (:func:`resume_path`) and returns it with ``finished=False``, caching nothing; the next
     call (without ``pause_at``, or with a later one) continues from there, and the finished
-    model is the same, bit for bit, as one trained in a single call. A run that ends before
-    update ``n`` is cached at once, as a call without ``pause_at`` would. (Not on a GPU for a model
+    model is the same, bit for bit, as one trained in a single call. (Not on a GPU for a model
     with dropout between the layers of a cuDNN RNN: cuDNN draws those masks from a generator
     of its own, which no checkpoint saves, so the run goes on with other masks — an equally
-    valid run, not the same one.) While a paused state
-    exists, ``train`` is called as ``train(model, checkpoint=..., pause_at=...)``, the
-    keywords of :func:`seq2seq_lib.training.fit`.
+    valid run, not the same one.) A run that ends before update ``n`` is cached at once, as
+    a call without ``pause_at`` would. While a paused state exists, ``train`` is called as
+    ``train(model, checkpoint=..., pause_at=...)``, the keywords of
+    :func:`seq2seq_lib.training.fit`.
 
     Args:
         name: a short name for the file, e.g. ``"ch07-seq2seq"``.
