@@ -116,7 +116,7 @@ def test_make_score_errors():
 
 
 def test_attention_checkers_both_ways(capsys):
-    from seq2seq_lib.exercises.attention import check_general_score, check_masked_softmax
+    from seq2seq_lib.exercises.ch08 import check_general_score, check_masked_softmax
 
     check_masked_softmax(att.masked_softmax)
     check_general_score(lambda q, k, W: q @ W @ k.transpose(1, 2))

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 from seq2seq_lib import bleu
-from seq2seq_lib.exercises.bleu import check_clipped_precision
+from seq2seq_lib.exercises.ch10 import check_clipped_precision
 
 PROPERTY = settings(max_examples=80, deadline=None, derandomize=True, database=None)
 METHODS = ["exp", "floor", "add-k", "none"]

@@ -16,7 +16,7 @@ from conftest import MultiTableStep
 from seq2seq_lib import beam
 from seq2seq_lib.beam import beam_candidates, beam_search
 from seq2seq_lib.decoding import TableStep, greedy_search, index_state
-from seq2seq_lib.exercises.decoding import check_beam_step
+from seq2seq_lib.exercises.ch09 import check_beam_step
 from seq2seq_lib.exhaustive import exhaustive_search
 from seq2seq_lib.search_examples import seed_beam_example, seed_greedy_example
 

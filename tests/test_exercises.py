@@ -5,7 +5,7 @@ import torch
 
 from seq2seq_lib import bptt
 from seq2seq_lib.exercises import assert_close, assert_shape, passed
-from seq2seq_lib.exercises.bptt import check_bptt, check_clip_by_global_norm
+from seq2seq_lib.exercises.ch01 import check_bptt, check_clip_by_global_norm
 
 
 def test_assert_close_names_the_first_differing_element():
@@ -96,3 +96,62 @@ def test_assert_differentiable():
     assert_differentiable("x", torch.ones(2, requires_grad=True) * 2)
     with pytest.raises(AssertionError, match="your loss is not differentiable"):
         assert_differentiable("your loss", torch.ones(2))
+
+
+def _all_checkers():
+    """Every ``check_*`` function of every chapter's checker module."""
+    import importlib
+    import pkgutil
+
+    import seq2seq_lib.exercises as package
+
+    found = []
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        found += [getattr(module, name) for name in sorted(vars(module))
+                  if name.startswith("check_") and getattr(module, name).__module__ == module.__name__]
+    return found
+
+
+CHECKERS = _all_checkers()
+
+
+def test_every_chapter_with_an_exercise_module_is_found():
+    names = {c.__module__.rsplit(".", 1)[1] for c in CHECKERS}
+    assert names == {f"ch{n:02d}" for n in range(1, 12)}, names
+
+
+@pytest.mark.parametrize("check", CHECKERS, ids=lambda c: c.__name__)
+def test_an_unsolved_stub_prints_one_friendly_line_and_does_not_raise(check, capsys):
+    def my_function(*args):
+        raise NotImplementedError("Exercise: replace this line with your code")
+
+    assert check(my_function) is None
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, out
+    assert out.startswith("Exercise ") and " is not solved yet: " in out, out
+    assert "`my_function`" in out, out
+
+
+@pytest.mark.parametrize("check", CHECKERS, ids=lambda c: c.__name__)
+def test_a_wrong_answer_still_fails_with_a_diagnosis(check, capsys):
+    with pytest.raises(AssertionError):
+        check(lambda *args: None)
+    assert "not solved yet" not in capsys.readouterr().out
+
+
+def test_the_label_of_the_exercise_is_the_one_passed(capsys):
+    from seq2seq_lib.exercises.ch02 import check_gru_cell
+
+    def gru_step_pytorch(X, H, params):
+        raise NotImplementedError
+
+    check_gru_cell(gru_step_pytorch, variant="pytorch", exercise="Exercise 2.2")
+    assert capsys.readouterr().out.startswith("Exercise 2.2 is not solved yet: ")
+
+
+def test_a_checker_needs_an_exercise_parameter():
+    from seq2seq_lib.exercises import checker
+
+    with pytest.raises(TypeError, match="exercise"):
+        checker(lambda fn: None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from seq2seq_lib.exercises.encoder_decoder import check_sequence_log_prob
+from seq2seq_lib.exercises.ch06 import check_sequence_log_prob
 
 
 def correct(log_probs, targets, pad_id):

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from seq2seq_lib.exercises.layers import check_bidirectional_gru, check_stacked_gru
+from seq2seq_lib.exercises.ch04 import check_stacked_gru
+from seq2seq_lib.exercises.ch05 import check_bidirectional_gru
 
 
 def run(cell, X, reverse=False):

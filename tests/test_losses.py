@@ -1,4 +1,4 @@
-"""Tests of seq2seq_lib.losses and its exercise checker seq2seq_lib.exercises.data."""
+"""Tests of seq2seq_lib.losses and its exercise checker seq2seq_lib.exercises.ch07."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from seq2seq_lib.exercises.data import check_masked_cross_entropy
+from seq2seq_lib.exercises.ch07 import check_masked_cross_entropy
 from seq2seq_lib.losses import masked_cross_entropy
 
 

@@ -1,19 +1,95 @@
 """Automatic checkers for the exercises.
 
-Each chapter with an auto-checked exercise has a module here (``exercises.bptt`` for
-chapter 1, ...). A checker calls the reader's function on fresh inputs, compares the result
-with a reference, and raises :class:`AssertionError` with a message that says *what* is
-wrong — the type, the shape, or the first element that differs and by how much.
-On success it prints one short line, so the solution cell's stored output is stable.
+Each chapter with an auto-checked exercise has a module here, named by the chapter
+(``exercises.ch01`` for chapter 1, ...). A checker calls the reader's function on fresh
+inputs, compares the result with a reference, and raises :class:`AssertionError` with a
+message that says *what* is wrong — the type, the shape, or the first element that differs
+and by how much. On success it prints one short line, so the solution cell's stored output
+is stable.
 
-This module holds the comparison helpers every checker uses.
+An exercise starts as a *stub*, a function whose body is ``raise NotImplementedError(...)``.
+Every checker is wrapped by :func:`checker`: when the reader's function raises
+``NotImplementedError`` the checker prints one line saying that the exercise is not solved
+yet and returns, so running a whole notebook never stops at an exercise the reader has not
+tried.
+
+This module holds that wrapper and the comparison helpers every checker uses.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 import torch
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class NotSolvedYet(BaseException):
+    """The reader's function is still the stub (it raised ``NotImplementedError``).
+
+    A :class:`BaseException`, not an :class:`Exception`, so that a checker's own
+    ``except Exception`` (which reports the reader's errors as failures) lets it through to
+    :func:`checker`.
+    """
+
+
+def checker(check: Callable[P, None]) -> Callable[P, None]:
+    """Make ``check(fn, ..., exercise="Exercise N.M")`` polite to an unsolved stub.
+
+    The wrapped checker calls ``fn`` through a guard: if ``fn`` raises
+    ``NotImplementedError``, it prints ``"Exercise N.M is not solved yet: ..."`` and returns
+    ``None`` instead of raising. Any other outcome is the checker's own: one line on
+    success, an :class:`AssertionError` with the diagnosis otherwise. The checker must take
+    the reader's function first and have a parameter ``exercise`` (the label it prints).
+    """
+    signature = inspect.signature(check)
+    if "exercise" not in signature.parameters:
+        raise TypeError(f"{check.__name__} needs a parameter 'exercise' (the label it prints)")
+
+    @functools.wraps(check)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        fn, *rest = bound.args
+        name = getattr(fn, "__name__", "your function")
+
+        @functools.wraps(fn)
+        def guarded(*a: Any, **kw: Any) -> Any:
+            try:
+                return fn(*a, **kw)
+            except NotImplementedError as err:
+                raise NotSolvedYet(name) from err
+
+        try:
+            check(guarded, *rest, **bound.kwargs)
+        except NotSolvedYet:
+            print(f"{bound.arguments['exercise']} is not solved yet: replace the line "
+                  f"`raise NotImplementedError(...)` in `{name}` with your code and run "
+                  "this cell again.")
+
+    return wrapper
+
+
+def call_reader(fn: Callable[..., R], args: tuple[Any, ...], what: str) -> R:
+    """Call the reader's ``fn(*args)``; any error it raises (but the stub's
+    ``NotImplementedError``, see :func:`checker`) becomes an :class:`AssertionError` naming
+    ``what``, and tensor arguments must come back unchanged (no in-place edits)."""
+    copies = [a.clone() if isinstance(a, torch.Tensor) else None for a in args]
+    try:
+        out = fn(*args)
+    except Exception as err:  # noqa: BLE001 - report any error of the reader's code as a failure
+        raise AssertionError(f"your {what} raised {type(err).__name__}: {err}") from err
+    for i, (arg, before) in enumerate(zip(args, copies, strict=True)):
+        if before is not None and not torch.equal(arg, before):
+            raise AssertionError(
+                f"your {what} changed its argument {i} in place; return new tensors"
+            )
+    return out
 
 
 def assert_tensor(name: str, got: Any) -> torch.Tensor:

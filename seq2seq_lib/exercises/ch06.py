@@ -17,12 +17,12 @@ from seq2seq_lib.exercises import (
     assert_differentiable,
     assert_shape,
     assert_tensor,
+    checker,
     passed,
 )
 from seq2seq_lib.losses import sequence_log_prob
 
 ScoreFn = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
-EXERCISE = "Exercise 6.1"
 
 
 def _case(seed: int, lengths: list[int], vocab: int, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -57,7 +57,8 @@ def _diagnose(got: torch.Tensor, log_probs: torch.Tensor, targets: torch.Tensor,
     return ""
 
 
-def check_sequence_log_prob(fn: ScoreFn) -> None:
+@checker
+def check_sequence_log_prob(fn: ScoreFn, exercise: str = "Exercise 6.1") -> None:
     """Check ``fn(log_probs (N,T,V), targets (N,T), pad_id) -> (N,)``.
 
     1. values equal the reference for several padding ids and lengths;
@@ -85,4 +86,4 @@ def check_sequence_log_prob(fn: ScoreFn) -> None:
         ref = log_probs.clone().requires_grad_(True)
         (ref_grad,) = torch.autograd.grad(sequence_log_prob(ref, targets, pad_id).sum(), ref)
         assert_close("d score / d log_probs", grad, ref_grad)
-    passed(EXERCISE)
+    passed(exercise)

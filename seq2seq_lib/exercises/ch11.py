@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from seq2seq_lib.exercises import passed
+from seq2seq_lib.exercises import checker, passed
 
 ReplaceFn = Callable[[Sequence[str], Sequence[str], torch.Tensor], list[str]]
 
@@ -42,7 +42,8 @@ def _cases() -> list[tuple[str, list[str], list[str], torch.Tensor, list[str]]]:
     ]
 
 
-def check_replace_unknowns(fn: ReplaceFn, label: str = "Exercise 11.1") -> None:
+@checker
+def check_replace_unknowns(fn: ReplaceFn, exercise: str = "Exercise 11.1") -> None:
     """Check ``fn(output, source, weights) -> list[str]``, the attention-based replacement of
     unknown words (Luong et al., 2015b; Jean et al., 2015).
 
@@ -56,14 +57,14 @@ def check_replace_unknowns(fn: ReplaceFn, label: str = "Exercise 11.1") -> None:
         out_copy, src_copy, w_copy = list(output), list(source), weights.clone()
         got = fn(out_copy, src_copy, w_copy)
         if not isinstance(got, list):
-            raise AssertionError(f"{label}: return a list of str, got {type(got).__name__}")
+            raise AssertionError(f"{exercise}: return a list of str, got {type(got).__name__}")
         if out_copy != output or src_copy != source or not torch.equal(w_copy, weights):
-            raise AssertionError(f"{label} ({name}): the arguments were modified")
+            raise AssertionError(f"{exercise} ({name}): the arguments were modified")
         if got != expected:
             wrong = next((i for i, (g, e) in enumerate(zip(got, expected, strict=False))
                           if g != e), min(len(got), len(expected)))
             raise AssertionError(
-                f"{label} ({name}): got {got}, expected {expected} "
+                f"{exercise} ({name}): got {got}, expected {expected} "
                 f"(first difference at position {wrong})"
             )
-    passed(label)
+    passed(exercise)

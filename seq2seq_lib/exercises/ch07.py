@@ -18,12 +18,12 @@ from seq2seq_lib.exercises import (
     assert_differentiable,
     assert_shape,
     assert_tensor,
+    checker,
     passed,
 )
 from seq2seq_lib.losses import masked_cross_entropy
 
 LossFn = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
-EXERCISE = "Exercise 7.1"
 
 
 def _batch(
@@ -72,7 +72,8 @@ def _call(fn: LossFn, logits: torch.Tensor, targets: torch.Tensor, pad_id: int) 
     return out
 
 
-def check_masked_cross_entropy(fn: LossFn) -> None:
+@checker
+def check_masked_cross_entropy(fn: LossFn, exercise: str = "Exercise 7.1") -> None:
     """Check ``fn(logits (B,T,V), targets (B,T), pad_id) -> scalar`` (the masked mean CE).
 
     Checks, on fresh seeded batches of sentences of different lengths:
@@ -132,4 +133,4 @@ def check_masked_cross_entropy(fn: LossFn) -> None:
         if grad[pad].abs().max() > 0:
             raise AssertionError("your loss has a non-zero gradient at padding positions")
         assert_close("d loss / d logits", grad, ref_grad)
-    passed(EXERCISE)
+    passed(exercise)

@@ -7,10 +7,13 @@ from collections.abc import Callable
 import torch
 
 from seq2seq_lib import attention
-from seq2seq_lib.exercises import assert_close, passed
+from seq2seq_lib.exercises import assert_close, assert_shape, call_reader, checker, passed
 
 
-def check_masked_softmax(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+@checker
+def check_masked_softmax(
+    fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], exercise: str = "Exercise 8.1"
+) -> None:
     """Check ``fn(scores (B, T, S), mask (B, S) bool) -> weights (B, T, S)`` (exercise 8.1).
 
     Weights must be exactly 0 where ``mask`` is False, sum to 1 over the real positions, and
@@ -20,17 +23,21 @@ def check_masked_softmax(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor
     scores = torch.randn(3, 2, 6, generator=g) * 4
     scores[1, :, 4:] = 1e4  # a pad with a huge score must still get weight 0
     mask = torch.tensor([[True] * 6, [True] * 4 + [False] * 2, [True] + [False] * 5])
-    got = fn(scores.clone(), mask.clone())
-    pad_weights = got.detach()[~mask.unsqueeze(1).expand_as(scores)] if got.shape == scores.shape \
-        else None
-    if pad_weights is not None and pad_weights.abs().max() != 0:
+    got = call_reader(fn, (scores.clone(), mask.clone()), "masked softmax")
+    assert_shape("weights", got, scores.shape)
+    pad_weights = got.detach()[~mask.unsqueeze(1).expand_as(scores)]
+    if pad_weights.abs().max() != 0:
         raise AssertionError("padded positions must get weight exactly 0 "
                              f"(largest weight on a pad: {pad_weights.abs().max().item():.3g})")
     assert_close("weights", got, attention.masked_softmax(scores, mask), atol=1e-6, rtol=1e-5)
-    passed("Exercise 8.1")
+    passed(exercise)
 
 
-def check_general_score(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]) -> None:
+@checker
+def check_general_score(
+    fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor],
+    exercise: str = "Exercise 8.2",
+) -> None:
     """Check ``fn(h_t (B, T, d_q), h_bar (B, S, d_k), W_a (d_q, d_k)) -> scores (B, T, S)``
     computing :math:`h_t^\\top W_a \\bar h_s` for every pair (exercise 8.2)."""
     g = torch.Generator().manual_seed(9)
@@ -38,6 +45,6 @@ def check_general_score(fn: Callable[[torch.Tensor, torch.Tensor, torch.Tensor],
     ref = attention.GeneralScore(4, 6)
     with torch.no_grad():
         ref.W_a.copy_(torch.randn(4, 6, generator=g))
-    got = fn(q.clone(), k.clone(), ref.W_a.detach().clone())
+    got = call_reader(fn, (q.clone(), k.clone(), ref.W_a.detach().clone()), "general score")
     assert_close("scores", got, ref(q, k).detach(), atol=1e-5, rtol=1e-5)
-    passed("Exercise 8.2")
+    passed(exercise)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import torch
 
 from seq2seq_lib import beam
-from seq2seq_lib.exercises import assert_close, assert_shape, assert_tensor, passed
+from seq2seq_lib.exercises import assert_close, assert_shape, assert_tensor, checker, passed
 
 BeamStepFn = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
 
@@ -33,7 +33,8 @@ def _cases() -> list[tuple[str, torch.Tensor, torch.Tensor]]:
     return cases
 
 
-def check_beam_step(fn: BeamStepFn, label: str = "Exercise 9.1") -> None:
+@checker
+def check_beam_step(fn: BeamStepFn, exercise: str = "Exercise 9.1") -> None:
     """Check one beam-search step ``fn(scores, log_probs) -> (new_scores, beam_idx, token_idx)``.
 
     ``scores`` is ``(B, k)`` (the log-probabilities of the current beam entries, ``-inf`` for
@@ -71,4 +72,4 @@ def check_beam_step(fn: BeamStepFn, label: str = "Exercise 9.1") -> None:
                 f"token_idx{where} is {got_token.tolist()}, expected {exp_token.tolist()} "
                 "(the token id appended, 0..V-1)"
             )
-    passed(label)
+    passed(exercise)

@@ -6,7 +6,7 @@ import random
 from collections.abc import Callable, Sequence
 
 from seq2seq_lib import bleu
-from seq2seq_lib.exercises import passed
+from seq2seq_lib.exercises import checker, passed
 
 ClippedPrecisionFn = Callable[[Sequence[str], Sequence[Sequence[str]], int], tuple[int, int]]
 
@@ -29,7 +29,8 @@ def _cases() -> list[tuple[list[str], list[list[str]], int]]:
     return cases
 
 
-def check_clipped_precision(fn: ClippedPrecisionFn, label: str = "Exercise 10.1") -> None:
+@checker
+def check_clipped_precision(fn: ClippedPrecisionFn, exercise: str = "Exercise 10.1") -> None:
     """Check ``fn(hypothesis, references, n) -> (matches, total)`` on token lists.
 
     ``matches``: hypothesis n-grams found in the references, each counted at most as often
@@ -49,4 +50,4 @@ def check_clipped_precision(fn: ClippedPrecisionFn, label: str = "Exercise 10.1"
                 hint = " (too many matches: are the counts clipped by the reference counts?)"
             raise AssertionError(f"got (matches, total) = {tuple(result)}, expected {expected}"
                                  + where + hint)
-    passed(label)
+    passed(exercise)

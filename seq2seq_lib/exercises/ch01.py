@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from seq2seq_lib import bptt
-from seq2seq_lib.exercises import assert_close, passed
+from seq2seq_lib.exercises import assert_close, checker, passed
 
 BPTTFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor],
                   Sequence[torch.Tensor]]
@@ -25,7 +25,8 @@ def _problem(n: int, d_h: int, d_in: int, seed: int, last_only: bool):
     return U, W, xs, h0, dL_dh
 
 
-def check_bptt(fn: BPTTFn) -> None:
+@checker
+def check_bptt(fn: BPTTFn, exercise: str = "Exercise 1.1") -> None:
     """Check a hand-written BPTT ``fn(U, W, xs, h0, dL_dh) -> (dU, dW, dh0)`` (exercise 1.1).
 
     Shapes: ``U (d_h, d_h)``, ``W (d_h, d_in)``, ``xs (n, d_in)``, ``h0 (d_h,)``,
@@ -48,10 +49,14 @@ def check_bptt(fn: BPTTFn) -> None:
         assert_close("dU" + where, result[0], Ur.grad, atol=1e-10, rtol=1e-8)
         assert_close("dW" + where, result[1], Wr.grad, atol=1e-10, rtol=1e-8)
         assert_close("dh0" + where, result[2], h0r.grad, atol=1e-10, rtol=1e-8)
-    passed("Exercise 1.1")
+    passed(exercise)
 
 
-def check_clip_by_global_norm(fn: Callable[[list[torch.Tensor], float], list[torch.Tensor]]) -> None:
+@checker
+def check_clip_by_global_norm(
+    fn: Callable[[list[torch.Tensor], float], list[torch.Tensor]],
+    exercise: str = "Exercise 1.3",
+) -> None:
     """Check ``fn(grads, max_norm) -> clipped grads`` (exercise 1.3) against
     :func:`torch.nn.utils.clip_grad_norm_`, for a norm above and one below ``max_norm``."""
     g = torch.Generator().manual_seed(7)
@@ -67,4 +72,4 @@ def check_clip_by_global_norm(fn: Callable[[list[torch.Tensor], float], list[tor
         for i, (o, p) in enumerate(zip(out, params, strict=True)):
             assert_close(f"clipped gradient {i} (max_norm={max_norm})", o, p.grad,
                          atol=1e-6, rtol=1e-5)
-    passed("Exercise 1.3")
+    passed(exercise)
