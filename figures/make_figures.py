@@ -827,6 +827,19 @@ def write_all(folder: Path) -> list[Path]:
     return paths
 
 
+def png_bytes(name: str, dpi: float) -> bytes:
+    """Figure ``name`` (a key of ``FIGURES``) as PNG bytes at ``dpi``, for the notebook
+    edition (``scripts/make_edition.py``): no metadata, so the bytes depend on the drawing."""
+    import io
+
+    _style()
+    card = FIGURES[name]()
+    buffer = io.BytesIO()
+    card.fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    plt.close(card.fig)
+    return buffer.getvalue()
+
+
 def stale(folder: Path = HERE) -> list[str]:
     """The figures whose file in ``folder`` is missing or differs from a fresh drawing."""
     with tempfile.TemporaryDirectory() as tmp:

@@ -21,12 +21,9 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 import torch
-
-P = ParamSpec("P")
-R = TypeVar("R")
 
 
 class NotSolvedYet(BaseException):
@@ -38,7 +35,7 @@ class NotSolvedYet(BaseException):
     """
 
 
-def checker(check: Callable[P, None]) -> Callable[P, None]:
+def checker(check: Callable[..., None]) -> Callable[..., None]:
     """Make ``check(fn, ..., exercise="Exercise N.M")`` polite to an unsolved stub.
 
     The wrapped checker calls ``fn`` through a guard: if ``fn`` raises
@@ -52,7 +49,7 @@ def checker(check: Callable[P, None]) -> Callable[P, None]:
         raise TypeError(f"{check.__name__} needs a parameter 'exercise' (the label it prints)")
 
     @functools.wraps(check)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+    def wrapper(*args: Any, **kwargs: Any) -> None:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         fn, *rest = bound.args
@@ -75,7 +72,7 @@ def checker(check: Callable[P, None]) -> Callable[P, None]:
     return wrapper
 
 
-def call_reader(fn: Callable[..., R], args: tuple[Any, ...], what: str) -> R:
+def call_reader(fn: Callable[..., Any], args: tuple[Any, ...], what: str) -> Any:
     """Call the reader's ``fn(*args)``; any error it raises (but the stub's
     ``NotImplementedError``, see :func:`checker`) becomes an :class:`AssertionError` naming
     ``what``, and tensor arguments must come back unchanged (no in-place edits)."""
