@@ -31,10 +31,9 @@ import argparse
 import base64
 import html
 import importlib.util
-import io
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -337,9 +336,11 @@ def _code(source: str) -> str:
     return _fenced(source, "python")
 
 
-_EXERCISE_START = re.compile(r"^```\{exercise-start\}[ \t]*(.*?)\n:label:[ \t]*(\S+)[ \t]*\n```[ \t]*\n?", re.M)
+_EXERCISE_START = re.compile(
+    r"^```\{exercise-start\}[ \t]*(.*?)\n:label:[ \t]*(\S+)[ \t]*\n```[ \t]*\n?", re.M)
 _EXERCISE_END = re.compile(r"^```\{exercise-end\}[ \t]*\n```[ \t]*\n?", re.M)
-_SOLUTION_START = re.compile(r"^```\{solution-start\}[ \t]*(\S+)[ \t]*\n(?::class:[^\n]*\n)?```[ \t]*\n?", re.M)
+_SOLUTION_START = re.compile(
+    r"^```\{solution-start\}[ \t]*(\S+)[ \t]*\n(?::class:[^\n]*\n)?```[ \t]*\n?", re.M)
 _SOLUTION_END = re.compile(r"^```\{solution-end\}[ \t]*\n```[ \t]*\n?", re.M)
 
 
