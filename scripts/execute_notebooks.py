@@ -6,8 +6,10 @@
 Each notebook runs top to bottom in a fresh kernel, in its own folder, on the CPU under the
 ``quick`` profile (``SEQ2SEQ_DEVICE=cpu``, ``SEQ2SEQ_PROFILE=quick``, no visible CUDA device),
 so the stored outputs are the ones CI reproduces. Before running, the Colab cell is rewritten
-from ``_config.yml``. Cells tagged ``raises-exception`` (exercise stubs) may raise; any other
-error stops the script and leaves the notebook untouched. Files are replaced atomically.
+from ``_config.yml``. An error stops the script and leaves the notebook untouched (no cell may
+raise: an unsolved exercise prints that it is not solved). Files are replaced atomically.
+Afterwards the notebook edition (``notebooks/``, ``scripts/make_edition.py``) is written again
+from the chapters, so it never lags them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import nbformat
 from nbclient import NotebookClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import make_edition  # noqa: E402
 from nbtools import COLAB_TAG, chapter_paths, colab_cell_source  # noqa: E402
 
 
@@ -118,6 +121,7 @@ def main() -> None:
     for path in args.notebooks or chapter_paths():
         print(f"{path}: executing ...", flush=True)
         print(f"{path}: done in {execute(path.resolve(), args.timeout):.0f} s", flush=True)
+    make_edition.main([])
 
 
 if __name__ == "__main__":

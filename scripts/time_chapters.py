@@ -8,8 +8,8 @@
 This is how the full profile's times in the README were measured: on a GPU machine, where
 Jupyter need not be installed. Each chapter runs in a fresh Python process (working directory
 ``chapters/``, ``SEQ2SEQ_PROFILE`` and ``SEQ2SEQ_DEVICE`` set, matplotlib drawing off-screen)
-that executes the notebook's code cells in order in one namespace, as a kernel would. An
-exercise stub (tag ``raises-exception``) must raise; any other exception stops the chapter.
+that executes the notebook's code cells in order in one namespace, as a kernel would. Any
+exception stops the chapter (an unsolved exercise prints that it is not solved; it does not raise).
 The chapters share one model cache (``--cache``, default a fresh temporary folder), in the
 order given, so a later chapter loads an earlier chapter's models as a reader's would.
 A chapter that runs past ``--timeout`` seconds is stopped, and its cells up to then are kept.
@@ -38,15 +38,14 @@ ROOT = Path(__file__).resolve().parents[1]
 CELL_MARK = "@@cell"
 
 
-def code_cells(path: Path) -> list[tuple[int, str, bool]]:
-    """``(index, source, expected to raise)`` of every code cell of a notebook (read as JSON)."""
+def code_cells(path: Path) -> list[tuple[int, str]]:
+    """``(index, source)`` of every code cell of a notebook (read as JSON)."""
     nb = json.loads(path.read_text(encoding="utf-8"))
     cells = []
     for index, cell in enumerate(nb["cells"]):
         if cell["cell_type"] == "code":
             source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-            tags = cell.get("metadata", {}).get("tags", [])
-            cells.append((index, source, "raises-exception" in tags))
+            cells.append((index, source))
     return cells
 
 
@@ -54,7 +53,7 @@ def run_one(path: Path) -> int:
     """Execute one notebook's code cells here; report each cell's time on stdout."""
     sys.path.insert(0, str(ROOT))
     namespace: dict = {"__name__": "__main__"}
-    for index, source, should_raise in code_cells(path):
+    for index, source in code_cells(path):
         start = time.perf_counter()
         raised = None
         try:
@@ -64,11 +63,8 @@ def run_one(path: Path) -> int:
         seconds = time.perf_counter() - start
         first = source.strip().splitlines()[0][:70] if source.strip() else ""
         print(f"{CELL_MARK} {index} {seconds:.2f} {json.dumps(first)}", flush=True)
-        if raised is not None and not should_raise:
+        if raised is not None:
             traceback.print_exception(raised)
-            return 1
-        if raised is None and should_raise:
-            print(f"cell {index} is an exercise stub but did not raise", file=sys.stderr)
             return 1
     return 0
 

@@ -6,13 +6,14 @@
 
 ``--controls`` trains and measures ``seq2seq_lib.ablation.CONTROLS`` instead (the score
 functions with several seeds, scaled scores, a lower learning rate) and writes
-``results/translator-controls-<profile>.json``.
+``seq2seq_lib/results/translator-controls-<profile>.json``.
 
 It trains (or, with ``--cache``, loads) every variant of ``seq2seq_lib.ablation.VARIANTS``
 and chapter 7's seq2seq, measures them exactly as chapter 11 does — choices on the
 validation split, numbers reported on the test split — and writes
-``results/translator-<profile>.json``: the tables plus the command, the hardware, the wall
-time, the versions and which models were trained. Chapter 11 reads and shows that file.
+``seq2seq_lib/results/translator-<profile>.json``: the tables plus the command, the hardware,
+the wall time, the versions and which models were trained. Chapter 11 reads and shows that
+file; it ships with the library (package data), so an installed copy has it too.
 
 By default the models go to a new, empty cache folder, so every model is trained and the
 wall time is the real cost; ``--cache DIR`` reuses (and fills) ``DIR`` instead.
@@ -35,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _git_commit() -> str:
-    """The checkout's commit, ``-dirty`` if a tracked file outside ``results/`` has changed
+    """The checkout's commit, ``-dirty`` if a tracked file outside the results folders has changed
     (the results files are this script's own output: writing one must not mark the next
     run's code as modified)."""
     def git(*args: str) -> str:
@@ -45,7 +46,7 @@ def _git_commit() -> str:
     try:
         commit = git("describe", "--always", "--abbrev=12")
         changed = git("status", "--porcelain", "--untracked-files=no", "--", ".",
-                      ":(exclude)results")
+                      ":(exclude)results", ":(exclude)seq2seq_lib/results")
     except (OSError, subprocess.CalledProcessError):
         return "unknown (not a git checkout)"
     return f"{commit}-dirty" if changed else commit
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", choices=("quick", "full"), default="full")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--out", type=Path, default=None,
-                        help="results file (default: results/translator-<profile>.json)")
+                        help="results file (default: seq2seq_lib/results/translator-<profile>.json)")
     parser.add_argument("--cache", type=Path, default=None,
                         help="model cache folder to reuse (default: a new empty folder)")
     parser.add_argument("--workers", type=int, default=None,
@@ -97,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                              "controls of the score comparison) instead of the ablation")
     args = parser.parse_args(argv)
     name = f"translator-{'controls-' * args.controls}{args.profile}.json"
-    out = args.out or ROOT / "results" / name
+    out = args.out or ROOT / "seq2seq_lib" / "results" / name
     if args.cache is None:
         args.cache = Path(tempfile.mkdtemp(prefix="seq2seq-results-"))
     os.environ["SEQ2SEQ_CACHE"] = str(args.cache)  # before the library reads it

@@ -20,6 +20,7 @@ import os
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -274,11 +275,12 @@ def read_controls(path: str | os.PathLike[str]) -> tuple[list[VariantRow], dict[
 
 
 def results_path(profile: str, *, controls: bool = False) -> Path:
-    """``results/translator-<profile>.json`` (``controls``: ``translator-controls-<profile>
-    .json``) of the checkout this library was imported from (or of the folder
-    ``$SEQ2SEQ_RESULTS``); it may not exist."""
+    """The results file ``translator-<profile>.json`` (``controls``: ``translator-controls-
+    <profile>.json``) that ships with the library (package data, ``seq2seq_lib/results/``, so
+    an installed copy has it too), or the one in the folder ``$SEQ2SEQ_RESULTS``; it may not
+    exist."""
     env = os.environ.get(ENV_RESULTS)
-    folder = Path(env) if env else Path(__file__).resolve().parents[1] / "results"
+    folder = Path(env) if env else Path(str(resources.files(__package__).joinpath("results")))
     return folder / f"translator-{'controls-' * controls}{profile}.json"
 
 

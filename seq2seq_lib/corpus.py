@@ -75,13 +75,8 @@ def _corpus_in(location: Path) -> Path | None:
 
 
 def _env_folders(env: str | None) -> list[Path]:
-    """Where ``$SEQ2SEQ_DATA`` may point: as given, and (if relative) from the repo root."""
-    if not env:
-        return []
-    folder = Path(env).expanduser()
-    if folder.is_absolute():
-        return [folder]
-    return [folder, Path(__file__).resolve().parents[1] / folder]
+    """Where ``$SEQ2SEQ_DATA`` points (a relative path is read from the current folder)."""
+    return [Path(env).expanduser()] if env else []
 
 
 def _fetch_into(cache: Path, url: str, opener: Opener | None) -> Path:
@@ -125,9 +120,8 @@ def find_corpus(
     1. ``path`` — the file itself, or a folder holding ``fra-eng/fra.txt`` (or ``fra.txt``);
        it must exist.
     2. ``$SEQ2SEQ_DATA`` — a folder holding ``fra-eng/fra.txt`` (skipped when it has none).
-       A relative path is tried from the working directory, then from the repository root
-       (so ``SEQ2SEQ_DATA=../shared/data`` works both for pytest at the root and for a
-       notebook kernel running in ``chapters/``).
+       A relative path is read from the working directory (give an absolute one to
+       notebook kernels, which run in the notebook's folder; the test session does).
     3. ``cache_dir`` (default :func:`data_cache_dir`) — a copy downloaded earlier.
     4. download ``url`` (default :data:`CORPUS_URL`) into ``cache_dir``, check the zip's SHA-1,
        extract it safely and check ``fra.txt``'s SHA-256 before it gets its final name.

@@ -37,6 +37,9 @@ os.environ["SEQ2SEQ_DEVICE"] = "cpu"
 os.environ["SEQ2SEQ_PROFILE"] = "quick"
 os.environ["CUDA_VISIBLE_DEVICES"] = ""
 os.environ.pop("SEQ2SEQ_SMOKE", None)  # (tests/test_full_profile_smoke.py sets it for itself)
+# Notebook kernels run in the notebook's folder: a relative $SEQ2SEQ_DATA must be made absolute.
+if os.environ.get("SEQ2SEQ_DATA"):
+    os.environ["SEQ2SEQ_DATA"] = str(Path(os.environ["SEQ2SEQ_DATA"]).expanduser().resolve())
 # ... and import this checkout's seq2seq_lib, whatever copy pip installed.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 

@@ -8,21 +8,16 @@ if MathJax is served by the book itself.
 
 from __future__ import annotations
 
-import functools
-import http.server
-import os
-import shutil
-import threading
 from pathlib import Path
 
 import pytest
 import yaml
+from browser import missing, serve_and_browse, skip_or_fail
+from browser import wait_for as _wait
 from nbtools import figure_directives
 
 ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
 
 
 def _pages() -> list[str]:
@@ -31,57 +26,15 @@ def _pages() -> list[str]:
     return [f"{f}.html" for f in files]
 
 
-def _missing() -> str | None:
-    if not (HTML / "index.html").exists():
-        return "the book is not built (run: jupyter-book build -W -n --keep-going .)"
-    if not (CHROMIUM and CHROMEDRIVER):
-        return "Debian's chromium and chromium-driver are not installed"
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed"
-    return None
-
-
 @pytest.fixture(scope="module")
 def browser():
-    reason = _missing()
+    if not (HTML / "index.html").exists():
+        skip_or_fail("the book is not built (run: jupyter-book build -W -n --keep-going .)")
+    reason = missing()
     if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must check the rendered book, but {reason}")
-        pytest.skip(reason)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    handler = functools.partial(QuietHandler, directory=str(HTML))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--no-first-run", "--disable-quic", "--window-size=1280,900"):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(60)
-    yield driver, f"http://127.0.0.1:{server.server_address[1]}"
-    driver.quit()
-    server.shutdown()
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):  # keep pytest output clean
-        pass
-
-
-def _wait(driver, script: str, timeout: float = 30.0, what: str = "the page"):
-    from selenium.common.exceptions import TimeoutException
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    try:
-        return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(script))
-    except TimeoutException:
-        pytest.fail(f"{what} not ready after {timeout:.0f} s ({driver.current_url}): {script}")
+        skip_or_fail(reason)
+    with serve_and_browse(HTML) as (driver, base):
+        yield driver, base
 
 
 @pytest.mark.parametrize("page", _pages())
@@ -169,16 +122,35 @@ def test_glossary_korean_terms_render_with_a_hangul_font(browser):
 
 
 @pytest.mark.parametrize("page", [p for p in _pages() if p.startswith("chapters/")])
-def test_chapter_has_colab_link_from_config(browser, page):
+def test_chapter_buttons_open_the_notebook_edition(browser, page):
+    """The Colab button opens notebooks/NN_topic.ipynb (the notebook edition), and so does the
+    .ipynb download button: it serves the edition's bytes, not the MyST source."""
     driver, base = browser
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     repo = config["repository"]["url"].removeprefix("https://github.com/").rstrip("/")
+    name = page.removeprefix("chapters/").removesuffix(".html")
     expected = (f"https://colab.research.google.com/github/{repo}/blob/"
-                f"{config['repository']['branch']}/{page.removesuffix('.html')}.ipynb")
+                f"{config['repository']['branch']}/notebooks/{name}.ipynb")
     driver.get(f"{base}/{page}")
     _wait(driver, "return document.readyState === 'complete'")
     hrefs = driver.execute_script("return [...document.querySelectorAll('a')].map(a => a.href)")
     assert expected in hrefs, f"{page}: no Colab launch link {expected}"
+    assert not [h for h in hrefs if "colab.research.google.com" in h and h != expected]
+    download = f"{base}/_sources/chapters/{name}.ipynb"
+    assert download in hrefs, f"{page}: no .ipynb download link {download}"
+    served = (HTML / "_sources" / "chapters" / f"{name}.ipynb").read_bytes()
+    assert served == (ROOT / "notebooks" / f"{name}.ipynb").read_bytes()
+
+
+@pytest.mark.parametrize("page", [p for p in _pages() if p.startswith("chapters/")])
+def test_no_error_box_on_a_chapter_page(browser, page):
+    driver, base = browser
+    driver.get(f"{base}/{page}")
+    _wait(driver, "return document.readyState === 'complete'")
+    boxes = driver.execute_script(
+        "return [...document.querySelectorAll('.output.traceback, .output.error')]"
+        ".map(e => e.innerText.slice(0, 80))")
+    assert boxes == [], f"{page}: error outputs shown: {boxes}"
 
 
 def test_exercise_solutions_are_folded(browser):

@@ -113,19 +113,24 @@ def test_lookup_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert C.data_cache_dir() == tmp_path / "home" / ".cache" / "seq2seq-course" / "data"
 
 
-def test_relative_env_path_also_resolves_from_the_repo_root(
+def test_a_relative_env_path_is_read_from_the_working_directory_only(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """The library reads nothing relative to its own files (an installed copy has no
+    checkout around it): a relative ``$SEQ2SEQ_DATA`` means the working directory's."""
     monkeypatch.setattr(C, "CORPUS_SHA256", _sha256(TINY.encode()))
     folder = tmp_path / "data"
     (folder / "fra-eng").mkdir(parents=True)
     (folder / C.CORPUS_FILE).write_text(TINY, encoding="utf-8")
-    elsewhere = tmp_path / "chapters"  # like a notebook kernel's working directory
-    elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
-    monkeypatch.setenv(C.ENV_DATA, os.path.relpath(folder, REPO))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(C.ENV_DATA, "data")
     found = C.find_corpus(cache_dir=tmp_path / "cache", download=False)
     assert found.resolve() == (folder / C.CORPUS_FILE).resolve()
+    elsewhere = tmp_path / "chapters"  # a notebook kernel's working directory
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    with pytest.raises(FileNotFoundError):
+        C.find_corpus(cache_dir=tmp_path / "cache", download=False)
 
 
 def test_explicit_path_must_exist(tmp_path: Path) -> None:
