@@ -241,7 +241,9 @@ def test_glossary_terms_are_linked_where_they_are_introduced():
 def test_results_files_have_provenance():
     from seq2seq_lib import ablation
 
-    files = sorted((ROOT / "results").glob("translator-*.json"))
+    files = sorted((ROOT / "seq2seq_lib" / "results").glob("translator-*.json"))
+    assert {p.name for p in files} >= {"translator-quick.json", "translator-controls-quick.json"}
+    assert ablation.results_path("quick").parent == files[0].parent  # where chapter 11 reads
     for path in files:
         if path.name.startswith("translator-controls-"):
             rows, results = ablation.read_controls(path)
@@ -261,13 +263,23 @@ def test_results_files_have_provenance():
         assert provenance["command"].startswith("python scripts/translator_results.py")
 
 
-def test_readme_colab_badge_opens_a_chapter_of_this_repository():
+def test_readme_colab_badge_opens_a_chapter_of_the_notebook_edition():
     cfg = load_config()["repository"]
     owner_repo = cfg["url"].removeprefix("https://github.com/").rstrip("/")
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    links = re.findall(r"https://colab\.research\.google\.com/github/(\S+?)/blob/(\S+?)/(chapters/\S+?\.ipynb)",
+    links = re.findall(r"https://colab\.research\.google\.com/github/(\S+?)/blob/(\S+?)/(\S+?\.ipynb)",
                        text)
     assert links, "README has no Open-in-Colab badge"
     for repo, branch, notebook in links:
         assert (repo, branch) == (owner_repo, cfg.get("branch", "main"))
+        assert notebook.startswith("notebooks/"), f"{notebook}: Colab should open the edition"
         assert (ROOT / notebook).is_file(), notebook
+
+
+def test_no_library_module_reads_the_repository_checkout():
+    """An installed copy (Colab: ``pip install git+...``) has no checkout around it: the
+    library may read its own package folder (package data) but never a folder above it."""
+    above = re.compile(r"__file__\)?(?:\.resolve\(\))?\.(?:parents\[\d+\]|parent\.parent)")
+    for path in sorted((ROOT / "seq2seq_lib").rglob("*.py")):
+        found = above.search(path.read_text(encoding="utf-8"))
+        assert not found, f"{path.relative_to(ROOT)} reads outside the package: {found.group(0)}"
