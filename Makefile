@@ -1,7 +1,9 @@
 # The two commands of the README. Both install what they need first.
 #   make book   -> installs, then builds the HTML book into _build/html/index.html
 #   make test   -> installs, builds the book, runs the whole test suite (unit tests, nbval over
-#                  every chapter, and the headless-browser check of the rendered book)
+#                  every chapter, the notebook edition, the simulated Colab run and the
+#                  headless-browser check of the rendered book)
+#   make lint   -> ruff over the library, tests, scripts and chapters (CI runs it too)
 PYTHON ?= python3
 # The pinned CPU build first: an unpinned torch would pull GBs of CUDA packages on a CPU box.
 # On a GPU machine use `make test TORCH=torch` to get the default (CUDA) build.
@@ -9,7 +11,7 @@ TORCH ?= torch==2.13.0
 # Exact versions of everything else (see the file's header; `make lock` refreshes it).
 LOCK ?= constraints.txt
 
-.PHONY: install book test notebooks lock clean
+.PHONY: install book test lint notebooks lock clean
 
 install:
 	$(PYTHON) -m pip install -c $(LOCK) "$(TORCH)"
@@ -22,6 +24,9 @@ book: install
 # one kernel), the long notebooks first in the order the root conftest.py gives (see README).
 test: book
 	$(PYTHON) -m pytest -n 2 --dist loadfile --no-loadscope-reorder
+
+lint: install
+	$(PYTHON) -m ruff check .
 
 # Re-execute every chapter in place under the quick profile on CPU (what CI compares against).
 notebooks:

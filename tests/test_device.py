@@ -98,5 +98,12 @@ def test_seeding_turns_tf32_off():
     assert not torch.backends.cuda.matmul.allow_tf32
 
 
-def test_synchronize_is_a_no_op_on_the_cpu():
-    dev.setup("cpu", "quick").synchronize()  # (tests/test_gpu.py: on a GPU)
+def test_synchronize_waits_for_cuda_only_on_a_cuda_device(monkeypatch):
+    waited = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: waited.append(device))
+    dev.setup("cpu", "quick").synchronize()
+    assert waited == []  # nothing to wait for on the CPU (tests/test_gpu.py: on a GPU)
+    run = dev.setup("cpu", "quick")
+    object.__setattr__(run, "device", torch.device("cuda", 0))  # without a GPU: only the call
+    run.synchronize()
+    assert waited == [torch.device("cuda", 0)]
