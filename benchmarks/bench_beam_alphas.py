@@ -1,5 +1,6 @@
 """Benchmark: BLEU of one beam size for several α — one search (``beam.beam_bleu``) against one
-search per α (``evaluation.bleu`` with ``beam.beam_decoder(k, α)``), on the trained translator.
+search per α (``evaluation.bleu`` with ``search=partial(beam.beam_search, beam_size=k, alpha=α)``),
+on the trained translator.
 
 The search prunes by log P whatever α; α only ranks the final beam, so one search that keeps
 the whole final beam serves every α. This measures what that saves where the course uses it
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +32,7 @@ from _machine import machine  # noqa: E402
 from _timing import timed  # noqa: E402
 
 from seq2seq_lib import seq2seq, translators  # noqa: E402
-from seq2seq_lib.beam import beam_bleu, beam_decoder  # noqa: E402
+from seq2seq_lib.beam import beam_bleu, beam_search  # noqa: E402
 from seq2seq_lib.device import setup  # noqa: E402
 from seq2seq_lib.evaluation import bleu  # noqa: E402
 
@@ -51,12 +53,13 @@ def main() -> None:
     rows, same = {}, True
     for k in BEAM_SIZES:
         def one_search(k=k):
-            return beam_bleu(model, data.valid, data.src_vocab, data.tgt_vocab, k, ALPHAS,
-                             **common)
+            return beam_bleu(model, data.valid, data.src_vocab, data.tgt_vocab, beam_size=k,
+                             alphas=ALPHAS, **common)
 
         def one_per_alpha(k=k):
             return {a: bleu(model, data.valid, data.src_vocab, data.tgt_vocab,
-                            decode=beam_decoder(k, a), **common) for a in ALPHAS}
+                            search=partial(beam_search, beam_size=k, alpha=a), **common)
+                    for a in ALPHAS}
 
         t_one, all_one, together = timed(one_search, args.repeats)
         t_each, all_each, apart = timed(one_per_alpha, args.repeats)

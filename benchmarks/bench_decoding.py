@@ -51,13 +51,15 @@ def main() -> None:
     h0 = torch.randn(N_SENT, HIDDEN)
 
     def greedy():
-        return greedy_search(step, h0, N_SENT, BOS, EOS, MAX_LEN)
+        return greedy_search(step, h0, N_SENT, bos=BOS, eos=EOS, max_len=MAX_LEN)
 
     def beam_batched():
-        return beam_search(step, h0, N_SENT, BOS, EOS, K, MAX_LEN, alpha=0.75)
+        return beam_search(step, h0, N_SENT, bos=BOS, eos=EOS, beam_size=K, max_len=MAX_LEN,
+                           alpha=0.75)
 
     def beam_one_at_a_time():
-        return [beam_search(step, h0[i : i + 1], 1, BOS, EOS, K, MAX_LEN, alpha=0.75)
+        return [beam_search(step, h0[i : i + 1], 1, bos=BOS, eos=EOS, beam_size=K, max_len=MAX_LEN,
+                            alpha=0.75)
                 for i in range(N_SENT)]
 
     with torch.inference_mode():

@@ -35,6 +35,7 @@ import re
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,8 +44,8 @@ import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU 
 from seq2seq_lib import ablation, seq2seq, translators  # noqa: E402
 from seq2seq_lib.attention_seq2seq import TranslatorModel  # noqa: E402
 from seq2seq_lib.batches import TranslationDataset, sample_pairs  # noqa: E402
-from seq2seq_lib.batching import bucket_loader  # noqa: E402
-from seq2seq_lib.beam import beam_decoder  # noqa: E402
+from seq2seq_lib.beam import beam_search  # noqa: E402
+from seq2seq_lib.buckets import bucket_loader  # noqa: E402
 from seq2seq_lib.device import Run, describe_machine, setup  # noqa: E402
 from seq2seq_lib.evaluation import bleu  # noqa: E402
 from seq2seq_lib.training import TrainConfig, evaluate_loss, train  # noqa: E402
@@ -99,8 +100,8 @@ def measure(name: str, build, train_config: TrainConfig, data, train_set, run: R
     greedy = timed(lambda: bleu(model, data.valid, data.src_vocab, data.tgt_vocab,
                                 limit=sentences, seed=1, device=device), run)
     beam = timed(lambda: bleu(model, data.valid, data.src_vocab, data.tgt_vocab,
-                              decode=beam_decoder(BEAM_K, 0.6), limit=sentences // 5, seed=1,
-                              device=device), run)
+                              search=partial(beam_search, beam_size=BEAM_K, alpha=0.6),
+                              limit=sentences // 5, seed=1, device=device), run)
     planned = planned_updates(train_config, train_set)
     result = {"planned_updates": planned, "valid_every": train_config.valid_every,
               "s_per_update": per_update, "s_per_valid_pass": per_valid,

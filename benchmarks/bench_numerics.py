@@ -29,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,8 +57,7 @@ def child(setting: str, repeats: int) -> dict[str, float]:
     import torch
 
     from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
-    from seq2seq_lib.beam import beam_decoder
-    from seq2seq_lib.encoder_decoder import greedy_decode
+    from seq2seq_lib.beam import beam_search
     from seq2seq_lib.losses import masked_cross_entropy
     from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
     from seq2seq_lib.sequence_model import SequenceModel, train_sequence_model
@@ -106,16 +106,16 @@ def child(setting: str, repeats: int) -> dict[str, float]:
     task = make_task("first_token", 60)
     gru = SequenceModel("gru", task.input_size, 32, task.output_size)
     src, lengths = tokens(256, 9, src_vocab), torch.full((256,), 9)
-    beam = beam_decoder(5, alpha=0.6)
+    beam = partial(beam_search, beam_size=5, alpha=0.6)
     result = {
         "translator update": median_ms(update(translator, 128)),
         "LSTM seq2seq update": median_ms(update(lstm, 64)),
         "GRU-32 task update": median_ms(
             lambda: train_sequence_model(gru, task, steps=1, batch_size=64)),
         "greedy, 256 sentences": median_ms(
-            lambda: greedy_decode(translator, src, lengths, max_len=12)),
+            lambda: translator.generate(src, lengths, max_len=12)),
         "beam k=5, 64 sentences": median_ms(
-            lambda: beam(translator, src[:64], lengths[:64], max_len=12)),
+            lambda: translator.generate(src[:64], lengths[:64], search=beam, max_len=12)),
     }
     result["threads"] = torch.get_num_threads()
     return result

@@ -7,7 +7,7 @@ Both sides train the same deep-LSTM encoder–decoder (same embedding, hidden si
 vocabularies) on the same French→English pairs (≤ 10 tokens), with the same batch size,
 learning rate and gradient clipping. They differ only in the engineering:
 
-* **ours** — :func:`seq2seq_lib.batching.bucket_loader` (batches of similar lengths, padded
+* **ours** — :func:`seq2seq_lib.buckets.bucket_loader` (batches of similar lengths, padded
   to the longest in the batch), the packed :class:`~seq2seq_lib.encoder_decoder.RNNEncoder`,
   :func:`~seq2seq_lib.losses.masked_cross_entropy` and fused Adam
   (:func:`seq2seq_lib.training.make_optimizer`);
@@ -43,7 +43,7 @@ from _machine import cpu_model  # noqa: E402  (benchmarks/ is on sys.path)
 from torch import nn  # noqa: E402
 
 from seq2seq_lib.batches import TranslationDataset  # noqa: E402
-from seq2seq_lib.batching import bucket_loader  # noqa: E402
+from seq2seq_lib.buckets import bucket_loader  # noqa: E402
 from seq2seq_lib.corpus import load_translation_data  # noqa: E402
 from seq2seq_lib.losses import masked_cross_entropy  # noqa: E402
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel  # noqa: E402

@@ -43,7 +43,7 @@ from _machine import machine  # noqa: E402  (benchmarks/ is on sys.path)
 from seq2seq_lib import seq2seq, translators  # noqa: E402
 from seq2seq_lib.attention_seq2seq import TranslatorModel  # noqa: E402
 from seq2seq_lib.batches import TranslationData  # noqa: E402
-from seq2seq_lib.batching import bucket_loader  # noqa: E402
+from seq2seq_lib.buckets import bucket_loader  # noqa: E402
 from seq2seq_lib.corpus import load_translation_data  # noqa: E402
 from seq2seq_lib.device import setup  # noqa: E402
 from seq2seq_lib.evaluation import bleu  # noqa: E402

@@ -30,7 +30,7 @@ import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU 
 # isort: split
 import torch  # noqa: E402
 
-from seq2seq_lib.batching import bucket_loader  # noqa: E402
+from seq2seq_lib.buckets import bucket_loader  # noqa: E402
 from seq2seq_lib.corpus import load_translation_data  # noqa: E402
 from seq2seq_lib.evaluation import bleu  # noqa: E402
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel  # noqa: E402

@@ -642,7 +642,7 @@ def beam_tree() -> Card:
     """Chapter 9: the lecture notes' beam example, k = 2, every candidate with its P."""
     example = search_examples.seed_beam_example()
     step = example.step
-    result = beam.beam_search(step, None, 1, example.bos, example.eos, beam_size=2,
+    result = beam.beam_search(step, None, 1, bos=example.bos, eos=example.eos, beam_size=2,
                               max_len=example.max_len, keep_history=True)
     beams = [{tuple(tokens) for tokens in record.tokens[0].tolist()} for record in result.history]
     words = [i for i, tok in enumerate(step.vocab) if tok != "<eos>"]

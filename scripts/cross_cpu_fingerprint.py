@@ -13,12 +13,17 @@ ATen and NumPy pick their code paths for it), and computes approximate instructi
 
 It writes the portable fingerprint of this machine as the reference (``"fingerprint"``, which
 ``tests/test_numerics.py`` compares every test run against) together with every run. The
-emulated runs take about 8 minutes each (two at a time).
+emulated runs take about 8 minutes each (two at a time). Entries of
+``numerics_fingerprint.VENDOR_DEPENDENT`` are compared apart: the summary lists the values
+each took (``"vendor_dependent"``), and the tests accept those values only. The native runs
+of *other* machines recorded in the file before (``"earlier_runs"``, with the date and commit
+that recorded them) are kept: a file accumulates the real CPUs it has seen.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import subprocess
@@ -30,6 +35,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "numerics_fingerprint.py"
+
+
+def _vendor_dependent() -> dict[str, str]:
+    """``VENDOR_DEPENDENT`` of the fingerprint script, read without importing it (importing
+    it would import seq2seq_lib, whose pins would leak into the native runs' environment)."""
+    tree = ast.parse(SCRIPT.read_text(encoding="utf-8"))
+    node = next(n for n in ast.walk(tree) if isinstance(n, ast.AnnAssign)
+                and getattr(n.target, "id", None) == "VENDOR_DEPENDENT")
+    return ast.literal_eval(node.value)
+
+
+VENDOR_DEPENDENT = _vendor_dependent()
 MODES = ("portable", "native")
 
 
@@ -53,13 +70,31 @@ def run_one(cpu: str | None, mode: str) -> dict[str, object]:
 
 
 def compare(runs: list[dict], mode: str) -> dict[str, object]:
-    """Which fingerprint entries differ between the (successful) runs of one mode."""
+    """Which fingerprint entries differ between the (successful) runs of one mode; the entries
+    known to depend on the CPU (``VENDOR_DEPENDENT``) are listed apart with their values."""
     ok = [r for r in runs if r["mode"] == mode and "fingerprint" in r]
     prints = [r["fingerprint"] for r in ok]
     differ = sorted(k for k in prints[0] if len({p[k] for p in prints}) > 1)
+    apart = {k: {v: [r["label"] for r in ok if r["fingerprint"][k] == v]
+                 for v in sorted({p[k] for p in prints})}
+             for k in VENDOR_DEPENDENT if k in prints[0]}
     return {"runs": len(ok), "failed": [r["label"] for r in runs
                                         if r["mode"] == mode and "error" in r],
-            "identical": not differ, "entries_that_differ": differ}
+            "identical": not [k for k in differ if k not in VENDOR_DEPENDENT],
+            "entries_that_differ": differ, "vendor_dependent": apart}
+
+
+def earlier_native_runs(path: Path, machine: dict[str, object]) -> list[dict]:
+    """The native runs of other CPUs in the file ``path`` recorded before (kept)."""
+    if not path.exists():
+        return []
+    before = json.loads(path.read_text(encoding="utf-8"))
+    kept = []
+    for run in before.get("earlier_runs", []) + before.get("runs", []):
+        if run["label"] != "this machine" or run.get("machine", {}).get("cpu") == machine["cpu"]:
+            continue
+        kept.append({"recorded": before.get("recorded"), "commit": before.get("commit"), **run})
+    return kept
 
 
 def main() -> None:
@@ -86,6 +121,7 @@ def main() -> None:
         "machine": reference["machine"],
         "summary": {mode: compare(runs, mode) for mode in MODES},
         "runs": runs,
+        "earlier_runs": earlier_native_runs(args.out, reference["machine"]),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".tmp")

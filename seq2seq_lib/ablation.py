@@ -192,11 +192,12 @@ def beam_rows(model: EncoderDecoder, data: TranslationData, *,
     rows = []
     for k in beam_sizes:
         tried = alphas if k > 1 else (0.0,)
-        on_valid = beam_bleu(model, data.valid, data.src_vocab, data.tgt_vocab, k, tried,
-                             limit=VALID_LIMIT, seed=SAMPLE_SEED, device=device)
+        on_valid = beam_bleu(model, data.valid, data.src_vocab, data.tgt_vocab, beam_size=k,
+                             alphas=tried, limit=VALID_LIMIT, seed=SAMPLE_SEED, device=device)
         alpha = max(tried, key=lambda a: on_valid[a].score)  # the first one on a tie
-        test = beam_bleu(model, data.test, data.src_vocab, data.tgt_vocab, k, (alpha,),
-                         limit=BEAM_TEST_LIMIT, seed=SAMPLE_SEED, device=device)[alpha]
+        test = beam_bleu(model, data.test, data.src_vocab, data.tgt_vocab, beam_size=k,
+                         alphas=(alpha,), limit=BEAM_TEST_LIMIT, seed=SAMPLE_SEED,
+                         device=device)[alpha]
         words = test.bleu.sys_len / len(test.hypotheses)
         rows.append(BeamRow(k, alpha, on_valid[alpha].score, test.score, words))
     return rows

@@ -48,19 +48,14 @@ Both decoders return their attention weights ``(N, T, S)`` in the state under
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 from torch import nn
 
 from seq2seq_lib.attention import SCORES, AdditiveScore, Attention, make_score, masked_softmax
-from seq2seq_lib.encoder_decoder import (
-    Decoder,
-    EncoderDecoder,
-    EncState,
-    GRUEncoder,
-    State,
-    greedy_decode,
-)
+from seq2seq_lib.decoding import greedy_search
+from seq2seq_lib.encoder_decoder import Decoder, EncoderDecoder, EncState, GRUEncoder, State
 from seq2seq_lib.vocab import PAD_ID
 
 
@@ -394,8 +389,8 @@ def greedy_with_attention(model: EncoderDecoder, src: torch.Tensor, src_lengths:
     positions used to produce output token ``t`` (``<eos>`` included). For heat maps.
     """
     rows: list[torch.Tensor] = []  # (N, S) per step
-    outputs = greedy_decode(model, src, src_lengths, max_len=max_len,
-                            on_step=lambda state: rows.append(state["attention"][:, -1]))
+    collect = partial(greedy_search, on_step=lambda state: rows.append(state["attention"][:, -1]))
+    outputs = model.generate(src, src_lengths, search=collect, max_len=max_len)
     weights = torch.stack(rows, 1)  # (N, T, S)
     maps = []
     for b, ids in enumerate(outputs):

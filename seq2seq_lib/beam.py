@@ -23,21 +23,25 @@ Here :math:`L` is the number of tokens the decoder *generated*, which is the num
 in the sum: ``<bos>`` does not count, and ``<eos>`` **counts** when the hypothesis ended with
 it (its probability is a factor of :math:`P`). A hypothesis cut off at ``max_len`` without
 ``<eos>`` has :math:`L` = ``max_len``. :math:`\alpha = 0` ranks by :math:`\log P` alone;
-:math:`\alpha = 1` by the mean log-probability per token (seed 004's :math:`\frac1t\sum`);
+:math:`\alpha = 1` by the mean log-probability per token (the lecture notes'
+:math:`\frac1t\sum`);
 :math:`\alpha = 0.75` is the book's suggestion.
 
 **Worked examples** to run the searches on are hand-written probability tables
 (:mod:`seq2seq_lib.search_examples`); :func:`beam_candidates` lists what a beam held at each
-step, and :func:`beam_decoder` plugs beam search into
-:func:`seq2seq_lib.evaluation.translate` for real models; :func:`beam_bleu` scores one beam
-size for several :math:`\alpha` from a single search.
+step. A real model runs a beam search through
+:meth:`~seq2seq_lib.encoder_decoder.EncoderDecoder.generate` (or
+:func:`seq2seq_lib.evaluation.translate` and :func:`~seq2seq_lib.evaluation.bleu`) with the
+options bound: ``search=functools.partial(beam_search, beam_size=5, alpha=1.0)``;
+:func:`beam_bleu` scores one beam size for several :math:`\alpha` from a single search.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import torch
@@ -56,8 +60,8 @@ from seq2seq_lib.decoding import (
     index_state,
     search_device,
 )
-from seq2seq_lib.evaluation import BleuResult, corpus_bleu, decode_sources, group_references
-from seq2seq_lib.vocab import BOS_ID, EOS_ID, TokenPair, Vocab, detokenize
+from seq2seq_lib.evaluation import BleuResult, corpus_bleu, group_references, search_sources
+from seq2seq_lib.vocab import EOS_ID, TokenPair, Vocab, detokenize
 
 
 def length_normalized_score(log_prob: float, length: int, alpha: float) -> float:
@@ -149,13 +153,13 @@ def beam_search(
     step: StepFn,
     init_state: State,
     batch_size: int,
+    *,
     bos: int,
     eos: int,
     beam_size: int,
     max_len: int,
     alpha: float = 0.0,
     n_best: int = 1,
-    *,
     reorder_state: ReorderFn = index_state,
     keep_history: bool = False,
     device: torch.device | str | None = None,
@@ -241,13 +245,13 @@ def completed_beam_search(
     step: StepFn,
     init_state: State,
     batch_size: int,
+    *,
     bos: int,
     eos: int,
     beam_size: int,
     max_len: int,
     alpha: float = 0.0,
     n_best: int = 1,
-    *,
     reorder_state: ReorderFn = index_state,
     device: torch.device | str | None = None,
 ) -> SearchResult:
@@ -307,7 +311,7 @@ def completed_beam_search(
     return SearchResult([_rank(hyps, n_best) for hyps in completed], stats)
 
 
-# --------------------------------------------------------------------------- exhaustive
+# --------------------------------------------------------------------------- what a beam held
 
 
 def beam_candidates(
@@ -329,43 +333,8 @@ def beam_candidates(
     return out
 
 
-def _search_model(search: Callable[..., SearchResult], model: Any, src: torch.Tensor,
-                  src_lengths: torch.Tensor, beam_size: int, max_len: int, alpha: float,
-                  n_best: int = 1) -> SearchResult:
-    """Run ``search`` on a model's ``init_state`` and ``step``, in eval mode, without grad."""
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            state = model.init_state(src, src_lengths)
-            return search(model.step, state, src.shape[0], BOS_ID, EOS_ID, beam_size, max_len,
-                          alpha, n_best, device=src.device)
-    finally:
-        model.train(was_training)
-
-
-def beam_decoder(beam_size: int, alpha: float = 0.0, *,
-                 completed: bool = False) -> Callable[..., list[list[int]]]:
-    """A ``decode(model, src, src_lengths, *, max_len)`` function running :func:`beam_search`
-    (or :func:`completed_beam_search` when ``completed``).
-
-    It has the signature of :func:`seq2seq_lib.encoder_decoder.greedy_decode`, so it plugs into
-    :func:`seq2seq_lib.evaluation.translate` and :func:`seq2seq_lib.evaluation.bleu`. ``model``
-    is any object with ``init_state(src, src_lengths)`` and ``step(prefix, state)`` whose
-    state is batch-first. Returns the best hypothesis of each sentence, ``<eos>`` removed.
-    """
-    search = completed_beam_search if completed else beam_search
-
-    def decode(model: Any, src: torch.Tensor, src_lengths: torch.Tensor, *,
-               max_len: int = 20) -> list[list[int]]:
-        result = _search_model(search, model, src, src_lengths, beam_size, max_len, alpha)
-        return [[t for t in h.tokens if t != EOS_ID] for h in result.best]
-
-    return decode
-
-
-def beam_bleu(model: Any, pairs: Sequence[TokenPair], src_vocab: Vocab, tgt_vocab: Vocab,
-              beam_size: int, alphas: Sequence[float], *, lang: str = "en",
+def beam_bleu(model: Any, pairs: Sequence[TokenPair], src_vocab: Vocab, tgt_vocab: Vocab, *,
+              beam_size: int, alphas: Sequence[float], lang: str = "en",
               max_len: int = 20, limit: int | None = None, seed: int = 0,
               device: torch.device | str = "cpu") -> dict[float, BleuResult]:
     r"""Corpus BLEU of :func:`beam_search` with beam size ``beam_size``, for every
@@ -373,25 +342,19 @@ def beam_bleu(model: Any, pairs: Sequence[TokenPair], src_vocab: Vocab, tgt_voca
 
     The search prunes by :math:`\log P` whatever :math:`\alpha`; :math:`\alpha` only ranks
     the :math:`k` final entries of each sentence. So one search that keeps all :math:`k` gives
-    the translation of ``beam_decoder(beam_size, alpha)`` for every :math:`\alpha` at once:
+    the translation of ``beam_search`` with that ``alpha`` for every :math:`\alpha` at once:
     ``result[alpha]`` is what :func:`~seq2seq_lib.evaluation.bleu` returns with
-    ``decode=beam_decoder(beam_size, alpha)`` and the same other arguments.
+    ``search=partial(beam_search, beam_size=beam_size, alpha=alpha)`` and the same other
+    arguments.
     """
     sources, refs = group_references(pairs, lang=lang, limit=limit, seed=seed)
-
-    def final_beams(model: Any, src: torch.Tensor, src_lengths: torch.Tensor, *,
-                    max_len: int) -> list[list[Hypothesis]]:
-        result = _search_model(beam_search, model, src, src_lengths, beam_size, max_len, 0.0,
-                               n_best=beam_size)
-        return result.hypotheses
-
-    finals = decode_sources(model, sources, src_vocab, decode=final_beams, max_len=max_len,
+    whole_beam = partial(beam_search, beam_size=beam_size, n_best=beam_size)  # alpha: below
+    finals = search_sources(model, sources, src_vocab, search=whole_beam, max_len=max_len,
                             device=device)
     results = {}
     for alpha in alphas:  # rank each sentence's final entries by log P / L^alpha
         best = [_rank([_hypothesis(h.tokens, h.log_prob, EOS_ID, alpha) for h in hyps], 1)[0]
                 for hyps in finals]
-        texts = [detokenize(tgt_vocab.decode([t for t in h.tokens if t != EOS_ID]), lang=lang)
-                 for h in best]
+        texts = [detokenize(tgt_vocab.decode(h.output), lang=lang) for h in best]
         results[alpha] = corpus_bleu(sources, texts, refs)
     return results

@@ -40,7 +40,7 @@ MODULE_CHAPTER: dict[str, int] = {
     "cells": 2, "rnn": 2, "tasks": 2, "sequence_model": 2, "exercises.ch02": 2,
     "exercises.ch03": 3, "exercises.ch04": 4, "exercises.ch05": 5,
     # chapter 6: the encoder-decoder, its data pipeline, training, greedy decoding, evaluation
-    "vocab": 6, "batches": 6, "batching": 6, "synthetic": 6,
+    "vocab": 6, "batches": 6, "buckets": 6, "synthetic": 6,
     "losses": 6, "decoding": 6, "encoder_decoder": 6, "training": 6, "evaluation": 6,
     "exercises.ch06": 6,
     # chapter 7: the real corpus and seq2seq (its recipe is reused by chapter 11)

@@ -12,8 +12,9 @@ and *decoding* searches the output vocabulary :math:`\mathcal Y` (which contains
 for a sentence with a high probability. :func:`greedy_search` keeps one prefix and extends it
 by the most probable token, :math:`y_{t'} = \operatorname{argmax}_{y \in \mathcal Y}
 P(y \mid y_1, \ldots, y_{t'-1}, \mathbf c)`, until ``<eos>``. Chapter 9's searches, which keep
-more prefixes (beam search, exhaustive search), are in :mod:`seq2seq_lib.beam`; they use the
-same interface.
+more prefixes, use the same interface: beam search in :mod:`seq2seq_lib.beam`, exhaustive
+search in :mod:`seq2seq_lib.exhaustive`. A model runs any of them through
+:meth:`~seq2seq_lib.encoder_decoder.EncoderDecoder.generate` (:class:`Search`).
 
 **The step interface.** Every search talks to the model through one function, a
 :class:`StepFn`::
@@ -101,6 +102,11 @@ class Hypothesis:
     def length(self) -> int:
         """:math:`L`, the number of generated tokens (``<eos>`` included)."""
         return len(self.tokens)
+
+    @property
+    def output(self) -> list[int]:
+        """The generated tokens without the final ``<eos>``: the translation."""
+        return self.tokens[:-1] if self.finished else list(self.tokens)
 
 
 @dataclass
@@ -199,6 +205,18 @@ def call_step(
     return log_probs, new_state
 
 
+class Search(Protocol):
+    """A search, as models call it (:meth:`~seq2seq_lib.encoder_decoder.EncoderDecoder.
+    generate`): ``search(step, init_state, batch_size, *, bos, eos, max_len, device)``;
+    :func:`greedy_search`, or chapter 9's searches with their own options bound by
+    ``functools.partial``."""
+
+    def __call__(self, step: StepFn, init_state: State, batch_size: int, *, bos: int, eos: int,
+                 max_len: int, device: torch.device | str | None = None) -> SearchResult: ...
+
+
+
+
 def cut_at_eos(tokens: list[int], eos: int) -> tuple[list[int], bool]:
     """``tokens`` up to and including the first ``<eos>``, and whether there was one."""
     if eos in tokens:
@@ -222,10 +240,10 @@ def greedy_search(
     step: StepFn,
     init_state: State,
     batch_size: int,
+    *,
     bos: int,
     eos: int,
     max_len: int,
-    *,
     device: torch.device | str | None = None,
     on_step: Callable[[State], None] | None = None,
 ) -> SearchResult:

@@ -16,7 +16,8 @@ Three interfaces (d2l §9.6), all batch-first:
   ``forward``, the **decoding step** ``step(prefix (N, t), state) -> (log_probs (N, V), state)``
   that greedy and beam search call (:mod:`seq2seq_lib.decoding`),
   :meth:`EncoderDecoder.score` (``log p(y|x)`` of given pairs) and
-  :meth:`EncoderDecoder.greedy`.
+  :meth:`EncoderDecoder.generate`, which translates with a search passed in (greedy by
+  default, chapter 9's beam search later).
 
 Every model of the course is an :class:`EncoderDecoder` built from a frozen configuration
 dataclass, kept as ``model.config`` (it is all a checkpoint needs to rebuild the model):
@@ -39,7 +40,6 @@ exactly that — and puts a maxout layer before the softmax, which we leave out.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -48,7 +48,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from seq2seq_lib.decoding import greedy_search
+from seq2seq_lib.decoding import Search, SearchResult, greedy_search
 from seq2seq_lib.losses import sequence_log_prob
 from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID
 
@@ -207,43 +207,44 @@ class EncoderDecoder(nn.Module):
         return sequence_log_prob(logp, tgt_out, PAD_ID)
 
     @torch.no_grad()
-    def greedy(
-        self, src: torch.Tensor, src_lengths: torch.Tensor, *, max_len: int = 20
-    ) -> list[list[int]]:
-        """Greedy translations of a batch: the token ids of each sentence, ``<eos>`` removed.
+    def search(
+        self,
+        src: torch.Tensor,
+        src_lengths: torch.Tensor,
+        *,
+        search: Search = greedy_search,
+        max_len: int = 20,
+    ) -> SearchResult:
+        """Run ``search`` on this model for a batch of sources; the :class:`SearchResult`.
 
-        Runs :func:`greedy_decode` in eval mode (and restores train mode if it was on).
+        Encodes ``src`` ``(N, S)`` (:meth:`init_state`) and calls
+        ``search(self.step, state, N, bos=<bos>, eos=<eos>, max_len=max_len, device=...)``
+        in eval mode without gradients, then puts the model back in the mode it was in.
+        ``search`` is :func:`~seq2seq_lib.decoding.greedy_search` (the default), or any
+        search with that signature: chapter 9's beam search with its options bound, e.g.
+        ``functools.partial(beam_search, beam_size=5, alpha=1.0)``.
         """
-        return greedy_decode(self, src, src_lengths, max_len=max_len)
+        was_training = self.training
+        self.eval()
+        try:
+            state = self.init_state(src, src_lengths)
+            return search(self.step, state, src.shape[0], bos=BOS_ID, eos=EOS_ID,
+                          max_len=max_len, device=src.device)
+        finally:
+            self.train(was_training)
 
-
-def greedy_decode(
-    model: EncoderDecoder,
-    src: torch.Tensor,
-    src_lengths: torch.Tensor,
-    *,
-    max_len: int = 20,
-    on_step: Callable[[State], None] | None = None,
-) -> list[list[int]]:
-    """Decode a batch greedily, :math:`y_t = \\arg\\max_y p(y \\mid y_{<t}, x)`: encode ``src``
-    with ``model.init_state`` and run :func:`seq2seq_lib.decoding.greedy_search` on
-    ``model.step`` (any model with those two works).
-
-    Every sentence stops at its first ``<eos>`` (not included in the result) or after
-    ``max_len`` tokens; the batch stops when all have stopped. Runs in eval mode without
-    gradients and puts the model back in the mode it was in. ``on_step``, if given, is
-    called with the decoder state after every step (e.g. to collect attention weights).
-    """
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            state = model.init_state(src, src_lengths)
-            result = greedy_search(model.step, state, src.shape[0], BOS_ID, EOS_ID, max_len,
-                                   device=src.device, on_step=on_step)
-    finally:
-        model.train(was_training)
-    return [h.tokens[:-1] if h.finished else h.tokens for h in result.best]
+    def generate(
+        self,
+        src: torch.Tensor,
+        src_lengths: torch.Tensor,
+        *,
+        search: Search = greedy_search,
+        max_len: int = 20,
+    ) -> list[list[int]]:
+        """Translate a batch: the token ids of each sentence's best hypothesis, ``<eos>``
+        removed (at most ``max_len`` tokens, ``<eos>`` counted). See :meth:`search`."""
+        result = self.search(src, src_lengths, search=search, max_len=max_len)
+        return [h.output for h in result.best]
 
 
 # --------------------------------------------------------------------------- encoders

@@ -1,10 +1,10 @@
-"""Translating sentences and scoring the translations: BLEU on held-out pairs, exposure bias.
+r"""Translating sentences and scoring the translations: BLEU on held-out pairs, exposure bias.
 
-* :func:`translate` — token lists in, token lists out, greedy decoding in batches (any
-  ``decode`` function with the signature of :func:`~seq2seq_lib.encoder_decoder.greedy_decode`
-  can be passed, e.g. a beam search); :func:`decode_sources` keeps whatever ``decode``
-  returns.
-* :func:`score_pairs` — :math:`\\log p(y \\mid x)` of given (source, target) token lists, to
+* :func:`translate` — token lists in, token lists out, in batches, with the model's
+  :meth:`~seq2seq_lib.encoder_decoder.EncoderDecoder.generate` and a search passed in (greedy
+  by default, chapter 9's beam search later); :func:`search_sources` keeps every hypothesis
+  the search returns.
+* :func:`score_pairs` — :math:`\log p(y \mid x)` of given (source, target) token lists, to
   rank candidate translations (Cho et al., 2014).
 * :func:`bleu` — corpus BLEU (Papineni et al., 2002) with ``sacrebleu`` on **detokenised**
   text, the standard that makes numbers comparable (Post, 2018). Pairs that share a source
@@ -18,44 +18,44 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import sacrebleu
 import torch
 
 from seq2seq_lib.batches import Batch, collate, collate_sources, encode_source, sample_pairs
-from seq2seq_lib.encoder_decoder import EncoderDecoder, greedy_decode
+from seq2seq_lib.decoding import Hypothesis, Search, greedy_search
+from seq2seq_lib.encoder_decoder import EncoderDecoder
 from seq2seq_lib.vocab import EOS_ID, PAD_ID, TokenPair, Vocab, detokenize
 
-Decode = Callable[..., list[list[int]]]
 
-
-def decode_sources(
+def search_sources(
     model: EncoderDecoder,
     sentences: Sequence[Sequence[str]],
     src_vocab: Vocab,
     *,
-    decode: Callable[..., list[Any]] = greedy_decode,
+    search: Search = greedy_search,
     max_len: int = 20,
     batch_size: int = 256,
     device: torch.device | str = "cpu",
     src_max_len: int | None = None,
-) -> list[Any]:
-    """What ``decode(model, src, src_lengths, max_len=max_len)`` returns for each sentence,
-    run on ``batch_size`` sentences at a time.
+) -> list[list[Hypothesis]]:
+    """The hypotheses ``search`` returns for each sentence (best first), run through
+    :meth:`~seq2seq_lib.encoder_decoder.EncoderDecoder.search` on ``batch_size`` sentences at
+    a time.
 
     Sources are encoded like the training data (unknown words → ``<unk>``, an empty sentence
     → just ``<eos>``, longer than ``src_max_len`` → truncated) and reversed when
     ``model.reverse_source``.
     """
-    out: list[Any] = []
+    out: list[list[Hypothesis]] = []
     for start in range(0, len(sentences), batch_size):
         chunk = sentences[start : start + batch_size]
         batch = collate_sources(chunk, src_vocab, reverse_source=model.reverse_source,
                                 max_len=src_max_len).to(device)
-        out.extend(decode(model, batch.src, batch.src_lengths, max_len=max_len))
+        out.extend(model.search(batch.src, batch.src_lengths, search=search,
+                                max_len=max_len).hypotheses)
     return out
 
 
@@ -65,20 +65,17 @@ def translate(
     src_vocab: Vocab,
     tgt_vocab: Vocab,
     *,
+    search: Search = greedy_search,
     max_len: int = 20,
     batch_size: int = 256,
     device: torch.device | str = "cpu",
-    decode: Decode = greedy_decode,
     src_max_len: int | None = None,
 ) -> list[list[str]]:
-    """Translate tokenised sentences; returns the target tokens of each (``<eos>`` removed).
-
-    Sources are encoded as in :func:`decode_sources`. At most ``max_len`` target tokens are
-    produced.
-    """
-    ids = decode_sources(model, sentences, src_vocab, decode=decode, max_len=max_len,
-                         batch_size=batch_size, device=device, src_max_len=src_max_len)
-    return [tgt_vocab.decode(sentence) for sentence in ids]
+    """Translate tokenised sentences; returns the target tokens of each (``<eos>`` removed):
+    the best hypothesis of ``search`` (:func:`search_sources`), at most ``max_len`` tokens."""
+    found = search_sources(model, sentences, src_vocab, search=search, max_len=max_len,
+                           batch_size=batch_size, device=device, src_max_len=src_max_len)
+    return [tgt_vocab.decode(hyps[0].output) for hyps in found]
 
 
 @torch.no_grad()
@@ -135,7 +132,7 @@ def bleu(
     max_len: int = 20,
     batch_size: int = 256,
     device: torch.device | str = "cpu",
-    decode: Decode = greedy_decode,
+    search: Search = greedy_search,
     limit: int | None = None,
     seed: int = 0,
 ) -> BleuResult:
@@ -151,7 +148,7 @@ def bleu(
         detokenize(t, lang=lang)
         for t in translate(
             model, sources, src_vocab, tgt_vocab, max_len=max_len, batch_size=batch_size,
-            device=device, decode=decode,
+            device=device, search=search,
         )
     ]
     return corpus_bleu(sources, hyps, refs)

@@ -169,8 +169,8 @@ def trained_sequence_model(
 ) -> Trained:
     """One model of the length sweep, trained once and then loaded from the model cache.
 
-    The same recipe as :func:`run_length_sweep` (``torch.manual_seed(seed)`` before the model
-    is built, then :func:`train_sequence_model`), run through
+    The recipe (``torch.manual_seed(seed)`` before the model is built, then
+    :func:`train_sequence_model`), run through
     :func:`~seq2seq_lib.cache.train_or_load`, so that every chapter asking for the same
     configuration gets the same weights and trains only on the first call. ``keep_bias``
     is stored as 0 for the vanilla RNN, which has no gate (the model is the same).
@@ -228,56 +228,3 @@ def cached_length_sweep(
         ]
         for T in seq_lens
     }
-
-
-def run_length_sweep(
-    cell_types: tuple[CellType, ...] = ("rnn", "gru", "lstm"),
-    seq_lens: tuple[int, ...] = (10, 30, 60),
-    task_name: TaskName = "first_token",
-    *,
-    hidden_size: int = 32,
-    steps: int = 300,
-    batch_size: int = 64,
-    lr: float = 1e-2,
-    keep_bias: float = 3.0,
-    seed: int = 0,
-) -> list[dict[str, Any]]:
-    """Train one fresh model per (cell type, length) at the same budget; return the metrics.
-
-    Each entry: ``cell_type, seq_len``, the held-out ``mse`` or ``accuracy``, ``chance``,
-    ``final_loss`` and ``seconds``. Every model starts from ``torch.manual_seed(seed)``.
-
-    The defaults were measured on the first-token task (4 classes, 4 distractors) with 2
-    CPU threads (about a minute in all): at ``T = 10`` and ``30`` all three cells reach
-    accuracy 1.0; at ``T = 60`` the vanilla RNN stays at chance (0.25) while GRU and LSTM
-    reach 1.0. With ``keep_bias=0`` (PyTorch's default initialisation) the same budget is
-    too short for the gated cells: they stay at chance from ``T = 20`` (LSTM) or ``50``
-    (GRU) on, while the vanilla RNN still solves ``T = 20``.
-
-    Speed: these models are so small that their time goes into launching operations. With
-    ``torch.set_num_threads(1)`` a GRU at ``T = 60`` trains in about 7 s on a busy 2-core
-    machine; with two threads competing with other processes the same run took minutes.
-    The chapters therefore use one thread.
-    """
-    results = []
-    for T in seq_lens:
-        task = make_task(task_name, T)
-        for cell_type in cell_types:
-            torch.manual_seed(seed)
-            model = SequenceModel(
-                cell_type, task.input_size, hidden_size, task.output_size, keep_bias=keep_bias
-            )
-            hist = train_sequence_model(
-                model, task, steps=steps, batch_size=batch_size, lr=lr, seed=seed
-            )
-            results.append(
-                {
-                    "cell_type": cell_type,
-                    "seq_len": T,
-                    task.metric_name: evaluate(model, task),
-                    "chance": task.chance,
-                    "final_loss": hist["loss"][-1],
-                    "seconds": round(hist["seconds"], 3),
-                }
-            )
-    return results

@@ -48,7 +48,7 @@ from torch import nn
 from tqdm import tqdm
 
 from seq2seq_lib.batches import Batch, TranslationData, TranslationDataset, sample_pairs
-from seq2seq_lib.batching import bucket_loader
+from seq2seq_lib.buckets import bucket_loader
 from seq2seq_lib.cache import load_checkpoint, save_atomic
 from seq2seq_lib.device import SMOKE_BATCH, SMOKE_UPDATES, smoke
 from seq2seq_lib.encoder_decoder import EncoderDecoder
@@ -400,7 +400,7 @@ def fit(
     pause_at: int | None = None,
 ) -> History:
     """Train ``model`` on ``data``'s training split: :func:`train` over length-bucketed
-    batches of ``config.batch_size`` pairs (:func:`~seq2seq_lib.batching.bucket_loader`),
+    batches of ``config.batch_size`` pairs (:func:`~seq2seq_lib.buckets.bucket_loader`),
     validated on a fixed random sample of ``config.valid_pairs`` validation pairs
     (:func:`~seq2seq_lib.batches.sample_pairs`, seed 0: not the first rows, which are the
     shortest sentences). Sources are reversed when ``model.reverse_source``. (A smoke run,

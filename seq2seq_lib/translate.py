@@ -9,9 +9,8 @@ sentences out — on a device; :func:`main` is the command line::
     python -m seq2seq_lib.translate translator.pt "Bonjour !"
 
 Translation reuses :func:`seq2seq_lib.evaluation.translate`: raw text is tokenised with
-:func:`~seq2seq_lib.vocab.tokenize`, decoded greedily (``beam_size=1``,
-:func:`~seq2seq_lib.encoder_decoder.greedy_decode`) or with
-:func:`~seq2seq_lib.beam.beam_decoder`, and detokenised with
+:func:`~seq2seq_lib.vocab.tokenize`, decoded with greedy search (``beam_size=1``) or
+:func:`~seq2seq_lib.beam.beam_search`, and detokenised with
 :func:`~seq2seq_lib.vocab.detokenize`.
 """
 
@@ -22,14 +21,15 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from numbers import Integral, Real
 
 import torch
 
-from seq2seq_lib.beam import beam_decoder
+from seq2seq_lib.beam import beam_search
 from seq2seq_lib.checkpoint import Checkpoint, CheckpointError, read_translator
+from seq2seq_lib.decoding import greedy_search
 from seq2seq_lib.device import resolve_device
-from seq2seq_lib.encoder_decoder import greedy_decode
 from seq2seq_lib.evaluation import translate as translate_tokens
 from seq2seq_lib.vocab import detokenize, tokenize
 
@@ -89,8 +89,8 @@ class Translator(Checkpoint):
 
         Args:
             sentences: the source sentences (a list of strings, not one string).
-            beam_size: 1 is greedy decoding (:func:`~seq2seq_lib.encoder_decoder.greedy_decode`);
-                more is beam search (:func:`~seq2seq_lib.beam.beam_decoder`).
+            beam_size: 1 is greedy search (:func:`~seq2seq_lib.decoding.greedy_search`); more is
+                beam search (:func:`~seq2seq_lib.beam.beam_search`).
             alpha: length normalisation of beam search, :math:`\\log P / L^{\\alpha}`
                 (ignored by greedy decoding).
             max_len: at most this many target tokens per sentence.
@@ -106,10 +106,11 @@ class Translator(Checkpoint):
         todo = [i for i, t in enumerate(tokens) if t]
         out = [""] * len(tokens)
         if todo:
-            decode = greedy_decode if beam_size == 1 else beam_decoder(beam_size, alpha)
+            search = (greedy_search if beam_size == 1
+                      else partial(beam_search, beam_size=beam_size, alpha=alpha))
             results = translate_tokens(
                 self.model, [tokens[i] for i in todo], self.src_vocab, self.tgt_vocab,
-                max_len=max_len, device=self.device, decode=decode,
+                search=search, max_len=max_len, device=self.device,
             )
             for i, words in zip(todo, results, strict=True):
                 out[i] = detokenize(words, lang=self.tgt_lang)

@@ -30,7 +30,7 @@ import torch
 from seq2seq_lib import cache
 from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
 from seq2seq_lib.batches import TranslationData
-from seq2seq_lib.batching import bucket_loader
+from seq2seq_lib.buckets import bucket_loader
 from seq2seq_lib.device import Run
 from seq2seq_lib.seq2seq import DATA
 from seq2seq_lib.training import Schedule, TrainConfig, fit

@@ -208,7 +208,7 @@ def test_greedy_with_attention_matches_greedy_and_returns_one_row_per_output():
     model = make("luong", "general", False)
     src, lengths, _ = batch()
     outputs, maps = greedy_with_attention(model, src, lengths, max_len=4)
-    assert outputs == model.greedy(src, lengths, max_len=4)
+    assert outputs == model.generate(src, lengths, max_len=4)
     for ids, w, n in zip(outputs, maps, lengths.tolist(), strict=True):
         assert w.shape == (min(len(ids) + 1, 4), n)  # one row per token, <eos> included
         torch.testing.assert_close(w.sum(-1), torch.ones(w.shape[0]))

@@ -7,14 +7,15 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from functools import partial
 
 import pytest
 import torch
 
 from conftest import MultiTableStep
-from seq2seq_lib.beam import beam_decoder, beam_search, completed_beam_search
+from seq2seq_lib.beam import beam_search, completed_beam_search
 from seq2seq_lib.decoding import TableStep, cut_at_eos, greedy_search
-from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel, greedy_decode
+from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
 from seq2seq_lib.exhaustive import exhaustive_search
 from seq2seq_lib.search_examples import rule_examples, seed_beam_example, seed_greedy_example
 
@@ -60,10 +61,10 @@ def test_wide_beam_equals_exhaustive_search(seed, alpha):
     n_candidates = sum((vocab - 1) ** (L - 1) for L in range(1, max_len + 1))
     n_candidates += (vocab - 1) ** max_len
     k = n_candidates + 3
-    ex = exhaustive_search(step, torch.arange(batch), batch, bos, eos, max_len, alpha=alpha,
-                           n_best=None)
-    cl = completed_beam_search(step, torch.arange(batch), batch, bos, eos, k, max_len,
-                               alpha=alpha, n_best=k)
+    ex = exhaustive_search(step, torch.arange(batch), batch, bos=bos, eos=eos, max_len=max_len,
+                           alpha=alpha, n_best=None)
+    cl = completed_beam_search(step, torch.arange(batch), batch, bos=bos, eos=eos, beam_size=k,
+                               max_len=max_len, alpha=alpha, n_best=k)
     for e_hyps, c_hyps in zip(ex.hypotheses, cl.hypotheses, strict=True):
         assert len(c_hyps) == n_candidates
         assert dict(as_pairs(c_hyps)) == pytest.approx(dict(as_pairs(e_hyps)), abs=1e-12)
@@ -75,8 +76,9 @@ def test_beam_size_1_is_greedy_search(seed):
     vocab, max_len, batch = 2 + seed % 4, 1 + seed % 4, 3
     tables = [random_table(vocab, max_len, 7 * seed + b) for b in range(batch)]
     step, eos, bos = MultiTableStep(tables), vocab - 1, vocab
-    g = greedy_search(step, torch.arange(batch), batch, bos, eos, max_len)
-    c = completed_beam_search(step, torch.arange(batch), batch, bos, eos, 1, max_len)
+    g = greedy_search(step, torch.arange(batch), batch, bos=bos, eos=eos, max_len=max_len)
+    c = completed_beam_search(step, torch.arange(batch), batch, bos=bos, eos=eos, beam_size=1,
+                              max_len=max_len)
     assert [as_pairs([h]) for h in g.best] == [as_pairs([h]) for h in c.best]
 
 
@@ -86,8 +88,8 @@ def test_results_are_consistent_and_batch_independent(seed, k):
     vocab, max_len, batch, alpha = 3 + seed % 3, 4, 3, 0.6
     tables = [random_table(vocab, max_len, 31 * seed + b) for b in range(batch)]
     step, eos, bos = MultiTableStep(tables), vocab - 1, vocab
-    res = completed_beam_search(step, torch.arange(batch), batch, bos, eos, k, max_len,
-                                alpha=alpha, n_best=k)
+    res = completed_beam_search(step, torch.arange(batch), batch, bos=bos, eos=eos, beam_size=k,
+                                max_len=max_len, alpha=alpha, n_best=k)
     for b, hyps in enumerate(res.hypotheses):
         # every probability is > 0: the list ends with exactly k hypotheses, complete ones
         # plus, at max_len, the prefixes still in the beam
@@ -101,19 +103,19 @@ def test_results_are_consistent_and_batch_independent(seed, k):
             assert h.finished or h.length == max_len
             assert math.exp(h.log_prob) == pytest.approx(
                 tables[b].sequence_prob(tables[b].decode(h.tokens)), rel=1e-9)
-        alone = completed_beam_search(tables[b], None, 1, bos, eos, k, max_len, alpha=alpha,
-                                      n_best=k)
+        alone = completed_beam_search(tables[b], None, 1, bos=bos, eos=eos, beam_size=k,
+                                      max_len=max_len, alpha=alpha, n_best=k)
         assert_same(alone.hypotheses[0], hyps)
 
 
 def test_stops_when_k_hypotheses_are_complete():
     # <eos> is likely everywhere: with k = 2 two hypotheses are complete after step 2
     step = TableStep(["a", "b", "<eos>"], {(): [0.5, 0.2, 0.3]}, default=[0.1, 0.1, 0.8])
-    res = completed_beam_search(step, None, 1, step.bos, step.eos, 2, 10, n_best=2)
+    res = completed_beam_search(step, None, 1, bos=step.bos, eos=step.eos, beam_size=2, max_len=10, n_best=2)
     assert res.stats.step_calls == 2
     assert [words(step, h) for h in res.hypotheses[0]] == ["a <eos>", "<eos>"]
     assert all(h.finished for h in res.hypotheses[0])
-    slots = beam_search(step, None, 1, step.bos, step.eos, 2, 10, n_best=2)
+    slots = beam_search(step, None, 1, bos=step.bos, eos=step.eos, beam_size=2, max_len=10, n_best=2)
     assert_same(slots.hypotheses[0], res.hypotheses[0])
 
 
@@ -122,8 +124,9 @@ def test_stops_when_k_hypotheses_are_complete():
 def test_same_as_slot_keeping_on_the_notes_examples(example, k):
     # no finished hypothesis is ever pushed out here, so the two rules agree
     ex = example()
-    a = beam_search(ex.step, None, 1, ex.bos, ex.eos, k, ex.max_len, n_best=k)
-    c = completed_beam_search(ex.step, None, 1, ex.bos, ex.eos, k, ex.max_len, n_best=k)
+    a = beam_search(ex.step, None, 1, bos=ex.bos, eos=ex.eos, beam_size=k, max_len=ex.max_len, n_best=k)
+    c = completed_beam_search(ex.step, None, 1, bos=ex.bos, eos=ex.eos, beam_size=k,
+                              max_len=ex.max_len, n_best=k)
     assert_same(a.hypotheses[0], c.hypotheses[0])
 
 
@@ -132,9 +135,10 @@ def test_each_rule_wins_on_its_constructed_table():
     assert set(examples) == {"completed list wins", "slots win"}
     for name, ex in examples.items():
         s = ex.step
-        slots = beam_search(s, None, 1, ex.bos, ex.eos, 2, ex.max_len).best[0]
-        listed = completed_beam_search(s, None, 1, ex.bos, ex.eos, 2, ex.max_len).best[0]
-        optimum = exhaustive_search(s, None, 1, ex.bos, ex.eos, ex.max_len).best[0]
+        slots = beam_search(s, None, 1, bos=ex.bos, eos=ex.eos, beam_size=2, max_len=ex.max_len).best[0]
+        listed = completed_beam_search(s, None, 1, bos=ex.bos, eos=ex.eos, beam_size=2,
+                                       max_len=ex.max_len).best[0]
+        optimum = exhaustive_search(s, None, 1, bos=ex.bos, eos=ex.eos, max_len=ex.max_len).best[0]
         if name == "completed list wins":
             assert words(s, listed) == words(s, optimum) == "B <eos>"
             assert math.exp(listed.log_prob) == pytest.approx(0.2 * 0.9)
@@ -145,7 +149,8 @@ def test_each_rule_wins_on_its_constructed_table():
             assert math.exp(slots.log_prob) == pytest.approx(0.8 * 0.6 * 0.45 * 0.9)
             assert words(s, listed) == "B <eos>"
         # the slot-keeping beam held B <eos> after step 2 and dropped it at step 3
-        hist = beam_search(s, None, 1, ex.bos, ex.eos, 2, ex.max_len, keep_history=True).history
+        hist = beam_search(s, None, 1, bos=ex.bos, eos=ex.eos, beam_size=2, max_len=ex.max_len,
+                           keep_history=True).history
         held = [{" ".join(s.decode(cut_at_eos(t, s.eos)[0])) for t in record.tokens[0].tolist()}
                 for record in hist]
         assert "B <eos>" in held[1] and "B <eos>" not in held[2]
@@ -153,7 +158,8 @@ def test_each_rule_wins_on_its_constructed_table():
 
 def test_zero_probability_candidates_are_never_returned():
     ex = seed_beam_example()  # <eos> has probability 0 everywhere
-    res = completed_beam_search(ex.step, None, 1, ex.bos, ex.eos, 200, ex.max_len, n_best=200)
+    res = completed_beam_search(ex.step, None, 1, bos=ex.bos, eos=ex.eos, beam_size=200,
+                                max_len=ex.max_len, n_best=200)
     hyps = res.hypotheses[0]
     assert len(hyps) == 5**3
     assert all(not h.finished and math.isfinite(h.log_prob) for h in hyps)
@@ -163,30 +169,30 @@ def test_zero_probability_candidates_are_never_returned():
 def test_bad_arguments():
     ex = seed_greedy_example()
     with pytest.raises(ValueError):
-        completed_beam_search(ex.step, None, 1, ex.bos, ex.eos, 0, 4)
+        completed_beam_search(ex.step, None, 1, bos=ex.bos, eos=ex.eos, beam_size=0, max_len=4)
     with pytest.raises(ValueError):
-        completed_beam_search(ex.step, None, 1, ex.bos, ex.eos, 2, 4, n_best=3)
+        completed_beam_search(ex.step, None, 1, bos=ex.bos, eos=ex.eos, beam_size=2, max_len=4, n_best=3)
     with pytest.raises(TypeError):
-        completed_beam_search(ex.step, None, 1, ex.bos, ex.eos, 2.0, 4)
+        completed_beam_search(ex.step, None, 1, bos=ex.bos, eos=ex.eos, beam_size=2.0, max_len=4)
 
 
-def test_beam_decoder_runs_either_rule_on_a_model():
+def test_model_generate_runs_either_rule():
     torch.manual_seed(0)
     model = ChoModel(ChoConfig(12, 9, embed_size=4, hidden_size=8)).eval()
     src = torch.tensor([[4, 5, 6, 2], [7, 8, 2, 0]])
     lengths = torch.tensor([4, 3])
-    greedy = greedy_decode(model, src, lengths, max_len=6)
-    for completed in (False, True):
-        assert beam_decoder(1, completed=completed)(model, src, lengths, max_len=6) == greedy
-        out = beam_decoder(3, 0.6, completed=completed)(model, src, lengths, max_len=6)
+    greedy = model.generate(src, lengths, max_len=6)
+    for search in (beam_search, completed_beam_search):
+        assert model.generate(src, lengths, search=partial(search, beam_size=1), max_len=6) == greedy
+        out = model.generate(src, lengths, search=partial(search, beam_size=3, alpha=0.6), max_len=6)
         assert len(out) == 2 and all(2 not in ids and len(ids) <= 6 for ids in out)
 
 
 def test_beam_bleu_scores_every_alpha_from_one_search_as_separate_searches_would(
         tiny_translation_data):
-    """beam_bleu(k, alphas)[a] == bleu(decode=beam_decoder(k, a)) for every a: the same
-    translations (α only ranks the final beam), on a model whose final entries differ in
-    length, so that α changes some of them."""
+    """beam_bleu(beam_size=k, alphas=alphas)[a] == bleu(search=partial(beam_search,
+    beam_size=k, alpha=a)) for every a in alphas: the same translations (α only ranks the final
+    beam), on a model whose final entries differ in length, so that α changes some of them."""
     from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
     from seq2seq_lib.beam import beam_bleu
     from seq2seq_lib.evaluation import bleu
@@ -199,11 +205,11 @@ def test_beam_bleu_scores_every_alpha_from_one_search_as_separate_searches_would
     fit(model, data, TrainConfig(lr=1e-2, batch_size=16, steps=30), progress=False)
     pairs = data.train + data.valid + data.test  # every source: more cases for α to change
     alphas = (0.0, 1.0, 3.0)
-    together = beam_bleu(model, pairs, data.src_vocab, data.tgt_vocab, 3, alphas,
+    together = beam_bleu(model, pairs, data.src_vocab, data.tgt_vocab, beam_size=3, alphas=alphas,
                          max_len=6, limit=60, seed=2)
     for a in alphas:
         alone = bleu(model, pairs, data.src_vocab, data.tgt_vocab, max_len=6, limit=60,
-                     seed=2, decode=beam_decoder(3, a))
+                     seed=2, search=partial(beam_search, beam_size=3, alpha=a))
         assert together[a].hypotheses == alone.hypotheses
         assert together[a].sources == alone.sources and together[a].score == alone.score
     assert together[0.0].hypotheses != together[3.0].hypotheses  # α mattered somewhere

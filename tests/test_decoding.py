@@ -83,14 +83,14 @@ def as_pairs(hyps):
 def test_seed_greedy_example_numbers():
     ex = seed_greedy_example()
     s = ex.step
-    result = greedy_search(s, None, 1, ex.bos, ex.eos, ex.max_len)
+    result = greedy_search(s, None, 1, bos=ex.bos, eos=ex.eos, max_len=ex.max_len)
     best = result.best[0]
     assert s.decode(best.tokens) == ["A", "B", "C", "<eos>"]
     assert math.exp(best.log_prob) == pytest.approx(0.5 * 0.4 * 0.4 * 0.6)
     assert math.exp(best.log_prob) == pytest.approx(0.048)
     assert s.sequence_prob(["A", "C", "B", "<eos>"]) == pytest.approx(0.054)
     # beam size 2 finds the better path that greedy missed
-    found = beam_search(s, None, 1, ex.bos, ex.eos, 2, ex.max_len, n_best=2)
+    found = beam_search(s, None, 1, bos=ex.bos, eos=ex.eos, beam_size=2, max_len=ex.max_len, n_best=2)
     assert [s.decode(h.tokens) for h in found.hypotheses[0]] == [
         ["A", "C", "B", "<eos>"], ["A", "B", "C", "<eos>"]]
     assert math.exp(found.best[0].log_prob) == pytest.approx(0.054)
@@ -99,10 +99,12 @@ def test_seed_greedy_example_numbers():
 def test_seed_greedy_example_beam3_finds_short_sentence_and_alpha_fixes_it():
     ex = seed_greedy_example()
     s = ex.step
-    plain = beam_search(s, None, 1, ex.bos, ex.eos, 3, ex.max_len, alpha=0.0, n_best=3)
+    plain = beam_search(s, None, 1, bos=ex.bos, eos=ex.eos, beam_size=3, max_len=ex.max_len,
+                        alpha=0.0, n_best=3)
     assert s.decode(plain.best[0].tokens) == ["A", "<eos>"]  # finished at step 2, kept
     assert plain.best[0].finished and math.exp(plain.best[0].log_prob) == pytest.approx(0.1)
-    normed = beam_search(s, None, 1, ex.bos, ex.eos, 3, ex.max_len, alpha=0.75, n_best=3)
+    normed = beam_search(s, None, 1, bos=ex.bos, eos=ex.eos, beam_size=3, max_len=ex.max_len,
+                         alpha=0.75, n_best=3)
     assert s.decode(normed.best[0].tokens) == ["A", "C", "B", "<eos>"]
     assert normed.best[0].score == pytest.approx(math.log(0.054) / 4**0.75)
 
@@ -110,7 +112,8 @@ def test_seed_greedy_example_beam3_finds_short_sentence_and_alpha_fixes_it():
 def test_seed_beam_example_six_candidates():
     ex = seed_beam_example()
     s = ex.step
-    result = beam_search(s, None, 1, ex.bos, ex.eos, 2, ex.max_len, n_best=2, keep_history=True)
+    result = beam_search(s, None, 1, bos=ex.bos, eos=ex.eos, beam_size=2, max_len=ex.max_len,
+                         n_best=2, keep_history=True)
     cands = [(" ".join(s.decode(t)), math.exp(lp)) for t, lp in beam_candidates(result.history)]
     assert [c for c, _ in cands] == ["A", "C", "A B", "C E", "A B D", "C E D"]
     for text, p in cands:
@@ -130,8 +133,8 @@ def test_beam_k1_equals_greedy(vocab, max_len, seed, batch):
     step = MultiTableStep(tables)
     eos, bos = vocab - 1, vocab
     state = torch.arange(batch)
-    g = greedy_search(step, state, batch, bos, eos, max_len)
-    b = beam_search(step, state, batch, bos, eos, 1, max_len)
+    g = greedy_search(step, state, batch, bos=bos, eos=eos, max_len=max_len)
+    b = beam_search(step, state, batch, bos=bos, eos=eos, beam_size=1, max_len=max_len)
     assert [as_pairs([h]) for h in g.best] == [as_pairs([h]) for h in b.best]
     assert g.stats == b.stats
 
@@ -145,8 +148,10 @@ def test_beam_with_huge_beam_equals_exhaustive(vocab, max_len, seed, alpha, batc
     eos, bos = vocab - 1, vocab
     state = torch.arange(batch)
     k = vocab**max_len
-    ex = exhaustive_search(step, state, batch, bos, eos, max_len, alpha=alpha, n_best=None)
-    bs = beam_search(step, state, batch, bos, eos, k, max_len, alpha=alpha, n_best=k)
+    ex = exhaustive_search(step, state, batch, bos=bos, eos=eos, max_len=max_len, alpha=alpha,
+                           n_best=None)
+    bs = beam_search(step, state, batch, bos=bos, eos=eos, beam_size=k, max_len=max_len, alpha=alpha,
+                     n_best=k)
     for e_hyps, b_hyps in zip(ex.hypotheses, bs.hypotheses, strict=True):
         assert dict(as_pairs(b_hyps)) == pytest.approx(dict(as_pairs(e_hyps)), abs=1e-12)
         assert b_hyps[0].tokens == e_hyps[0].tokens
@@ -161,8 +166,8 @@ def test_beam_results_are_consistent(vocab, max_len, seed, k, alpha, batch):
     tables = [random_table(vocab, max_len, seed + b) for b in range(batch)]
     step = MultiTableStep(tables)
     eos, bos = vocab - 1, vocab
-    res = beam_search(step, torch.arange(batch), batch, bos, eos, k, max_len, alpha=alpha,
-                      n_best=k, keep_history=True)
+    res = beam_search(step, torch.arange(batch), batch, bos=bos, eos=eos, beam_size=k,
+                      max_len=max_len, alpha=alpha, n_best=k, keep_history=True)
     for b, hyps in enumerate(res.hypotheses):
         assert 1 <= len(hyps) <= k
         scores = [h.score for h in hyps]
@@ -177,7 +182,8 @@ def test_beam_results_are_consistent(vocab, max_len, seed, k, alpha, batch):
             assert math.exp(h.log_prob) == pytest.approx(
                 tables[b].sequence_prob(tables[b].decode(h.tokens)), rel=1e-9)
         # each sentence of the batch is searched as if it were alone
-        alone = beam_search(tables[b], None, 1, bos, eos, k, max_len, alpha=alpha, n_best=k)
+        alone = beam_search(tables[b], None, 1, bos=bos, eos=eos, beam_size=k, max_len=max_len,
+                            alpha=alpha, n_best=k)
         assert [h.tokens for h in alone.hypotheses[0]] == [h.tokens for h in hyps]
         assert [h.log_prob for h in alone.hypotheses[0]] == pytest.approx(
             [h.log_prob for h in hyps])
@@ -197,7 +203,7 @@ def test_beam_results_are_consistent(vocab, max_len, seed, k, alpha, batch):
 def test_finished_hypothesis_survives_when_it_stays_in_top_k():
     # <eos> first with probability 0.6: the finished one-token hypothesis must be kept
     step = TableStep(["a", "<eos>"], {(): [0.4, 0.6]}, default=[0.3, 0.7])
-    res = beam_search(step, None, 1, step.bos, step.eos, 2, 5, n_best=2)
+    res = beam_search(step, None, 1, bos=step.bos, eos=step.eos, beam_size=2, max_len=5, n_best=2)
     best = res.best[0]
     assert best.tokens == [step.eos] and best.finished
     assert math.exp(best.log_prob) == pytest.approx(0.6)
@@ -209,16 +215,16 @@ def test_beam_larger_than_vocabulary():
     # candidates: ending with <eos> at L = 1..4 (3**(L-1) each) + 3**4 cut at max_len
     n_candidates = sum(3 ** (L - 1) for L in range(1, 5)) + 3**4
     for k in (5, 200):
-        res = beam_search(ex.step, None, 2, ex.bos, ex.eos, k, ex.max_len, n_best=k)
+        res = beam_search(ex.step, None, 2, bos=ex.bos, eos=ex.eos, beam_size=k, max_len=ex.max_len, n_best=k)
         assert len(res.hypotheses[0]) == min(k, n_candidates)
-    full = exhaustive_search(ex.step, None, 2, ex.bos, ex.eos, ex.max_len, n_best=None)
+    full = exhaustive_search(ex.step, None, 2, bos=ex.bos, eos=ex.eos, max_len=ex.max_len, n_best=None)
     assert len(full.hypotheses[0]) == n_candidates
     assert dict(as_pairs(res.hypotheses[1])) == pytest.approx(dict(as_pairs(full.hypotheses[1])))
 
 
 def test_zero_probability_sequences_are_never_returned():
     ex = seed_beam_example()  # <eos> has probability 0: only the 5**3 eos-free sequences count
-    res = beam_search(ex.step, None, 1, ex.bos, ex.eos, 200, ex.max_len, n_best=200)
+    res = beam_search(ex.step, None, 1, bos=ex.bos, eos=ex.eos, beam_size=200, max_len=ex.max_len, n_best=200)
     hyps = res.hypotheses[0]
     assert len(hyps) == 5**3
     assert all(ex.eos not in h.tokens and math.isfinite(h.log_prob) for h in hyps)
@@ -229,17 +235,18 @@ def test_operation_counts():
     ex = seed_beam_example()
     V = len(ex.step.vocab)
     for k in (1, 2, 4):
-        res = beam_search(ex.step, None, 3, ex.bos, ex.eos, k, ex.max_len)
+        res = beam_search(ex.step, None, 3, bos=ex.bos, eos=ex.eos, beam_size=k, max_len=ex.max_len)
         assert res.stats.step_calls == ex.max_len
         assert res.stats.scored == 3 * k * V * ex.max_len  # O(k |Y| T')
-    greedy = greedy_search(ex.step, None, 3, ex.bos, ex.eos, ex.max_len)
-    assert greedy.stats == beam_search(ex.step, None, 3, ex.bos, ex.eos, 1, ex.max_len).stats
+    greedy = greedy_search(ex.step, None, 3, bos=ex.bos, eos=ex.eos, max_len=ex.max_len)
+    assert greedy.stats == beam_search(ex.step, None, 3, bos=ex.bos, eos=ex.eos, beam_size=1,
+                                       max_len=ex.max_len).stats
 
 
 def test_greedy_stops_each_sentence_at_eos():
     tables = [TableStep(["a", "<eos>"], {(): [0.1, 0.9]}, default=[0.9, 0.1]),
               TableStep(["a", "<eos>"], {(): [0.9, 0.1], ("a",): [0.2, 0.8]}, default=[0.5, 0.5])]
-    res = greedy_search(MultiTableStep(tables), torch.arange(2), 2, 2, 1, 10)
+    res = greedy_search(MultiTableStep(tables), torch.arange(2), 2, bos=2, eos=1, max_len=10)
     assert [h.tokens for h in res.best] == [[1], [0, 1]]
     assert res.stats.step_calls == 2  # stops when every sentence has finished
     assert math.exp(res.best[1].log_prob) == pytest.approx(0.9 * 0.8)
@@ -254,7 +261,7 @@ def test_greedy_calls_on_step_with_every_new_state():
         return log_probs, (state[0], state[1] + 1)
 
     seen = []
-    res = greedy_search(step, (torch.arange(2), torch.zeros(2)), 2, 2, 1, 10,
+    res = greedy_search(step, (torch.arange(2), torch.zeros(2)), 2, bos=2, eos=1, max_len=10,
                         on_step=lambda state: seen.append(state[1].tolist()))
     assert seen == [[1.0, 1.0], [2.0, 2.0]] and res.stats.step_calls == 2
     assert [h.score for h in res.best] == [h.log_prob for h in res.best]  # greedy: score = log P
@@ -267,17 +274,17 @@ def test_gru_state_reordering_batched_equals_one_at_a_time():
     model = TinyGRUStep()
     bos, eos, B = 11, 3, 4
     state = gru_state(B)
-    batched = beam_search(model, state, B, bos, eos, 3, 6, alpha=0.7, n_best=3,
+    batched = beam_search(model, state, B, bos=bos, eos=eos, beam_size=3, max_len=6, alpha=0.7, n_best=3,
                           reorder_state=gru_reorder)
     for b in range(B):
         one = (state[0][:, b : b + 1], state[1][b : b + 1])
-        alone = beam_search(model, one, 1, bos, eos, 3, 6, alpha=0.7, n_best=3,
+        alone = beam_search(model, one, 1, bos=bos, eos=eos, beam_size=3, max_len=6, alpha=0.7, n_best=3,
                             reorder_state=gru_reorder)
         got, want = as_pairs(batched.hypotheses[b]), as_pairs(alone.hypotheses[0])
         assert [t for t, _ in got] == [t for t, _ in want]
         assert [lp for _, lp in got] == pytest.approx([lp for _, lp in want], abs=1e-10)
-    greedy = greedy_search(model, state, B, bos, eos, 6)
-    k1 = beam_search(model, state, B, bos, eos, 1, 6, reorder_state=gru_reorder)
+    greedy = greedy_search(model, state, B, bos=bos, eos=eos, max_len=6)
+    k1 = beam_search(model, state, B, bos=bos, eos=eos, beam_size=1, max_len=6, reorder_state=gru_reorder)
     assert [h.tokens for h in greedy.best] == [h.tokens for h in k1.best]
 
 
@@ -298,21 +305,21 @@ def test_bad_arguments():
     ex = seed_greedy_example()
     s, bos, eos = ex.step, ex.bos, ex.eos
     with pytest.raises(ValueError, match="beam_size"):
-        beam_search(s, None, 1, bos, eos, 0, 4)
+        beam_search(s, None, 1, bos=bos, eos=eos, beam_size=0, max_len=4)
     with pytest.raises(ValueError, match="max_len"):
-        beam_search(s, None, 1, bos, eos, 2, 0)
+        beam_search(s, None, 1, bos=bos, eos=eos, beam_size=2, max_len=0)
     with pytest.raises(ValueError, match="max_len"):
-        greedy_search(s, None, 1, bos, eos, 0)
+        greedy_search(s, None, 1, bos=bos, eos=eos, max_len=0)
     with pytest.raises(ValueError, match="n_best"):
-        beam_search(s, None, 1, bos, eos, 2, 4, n_best=3)
+        beam_search(s, None, 1, bos=bos, eos=eos, beam_size=2, max_len=4, n_best=3)
     with pytest.raises(ValueError, match="batch_size"):
-        beam_search(s, None, 0, bos, eos, 2, 4)
+        beam_search(s, None, 0, bos=bos, eos=eos, beam_size=2, max_len=4)
     with pytest.raises(TypeError, match="beam_size"):
-        beam_search(s, None, 1, bos, eos, 2.0, 4)
+        beam_search(s, None, 1, bos=bos, eos=eos, beam_size=2.0, max_len=4)
     with pytest.raises(ValueError, match="eos"):
-        greedy_search(s, None, 1, bos, 7, 4)
+        greedy_search(s, None, 1, bos=bos, eos=7, max_len=4)
     with pytest.raises(ValueError, match="max_rows"):
-        exhaustive_search(s, None, 1, bos, eos, 30)
+        exhaustive_search(s, None, 1, bos=bos, eos=eos, max_len=30)
 
 
 def test_bad_step_functions():
@@ -323,9 +330,9 @@ def test_bad_step_functions():
         return torch.zeros(prefix.shape[0], 3)
 
     with pytest.raises(ValueError, match="log_probs of shape"):
-        beam_search(wrong_shape, None, 2, 3, 0, 2, 3)
+        beam_search(wrong_shape, None, 2, bos=3, eos=0, beam_size=2, max_len=3)
     with pytest.raises(TypeError, match="pair"):
-        greedy_search(no_pair, None, 2, 3, 0, 3)
+        greedy_search(no_pair, None, 2, bos=3, eos=0, max_len=3)
 
 
 def test_table_step_validation():
@@ -337,7 +344,7 @@ def test_table_step_validation():
         TableStep(["a", "b"], {})
     step = TableStep(["a", "<eos>"], {(): [0.5, 0.5]})
     with pytest.raises(KeyError, match="no probabilities"):
-        greedy_search(step, None, 1, step.bos, step.eos, 3)
+        greedy_search(step, None, 1, bos=step.bos, eos=step.eos, max_len=3)
 
 
 def test_length_normalized_score():

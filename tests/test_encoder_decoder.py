@@ -1,4 +1,5 @@
-"""Encoders with packing, the Cho et al. (2014) decoder, scoring and greedy decoding."""
+"""Encoders with packing, the Cho et al. (2014) decoder, scoring and greedy decoding
+(EncoderDecoder.generate and EncoderDecoder.search)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from seq2seq_lib.encoder_decoder import (
     GRUEncoder,
     LSTMEncoder,
     RNNEncoder,
-    greedy_decode,
 )
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
 from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID
@@ -185,14 +185,17 @@ def test_greedy_stops_each_sentence_at_eos_and_respects_max_len():
     model = _Scripted([[5, EOS_ID], [6, 7, 8, EOS_ID, 9], [4, 4, 4, 4, 4, 4, 4, 4]])
     model.train()
     src = torch.ones(3, 2, dtype=torch.long)
-    out = greedy_decode(model, src, torch.tensor([2, 2, 2]), max_len=6)
+    out = model.generate(src, torch.tensor([2, 2, 2]), max_len=6)
     assert out == [[5], [6, 7, 8], [4] * 6]
     assert model.calls == 6 and model.training, "train mode must be restored"
+    result = model.search(src, torch.tensor([2, 2, 2]), max_len=6)  # the full result: <eos> kept
+    assert [h.tokens for h in result.best] == [[5, EOS_ID], [6, 7, 8, EOS_ID], [4] * 6]
+    assert [h.output for h in result.best] == out and model.training
     model = _Scripted([[5, EOS_ID], [6, EOS_ID]])
-    assert greedy_decode(model, src[:2], torch.tensor([2, 2]), max_len=6) == [[5], [6]]
+    assert model.generate(src[:2], torch.tensor([2, 2]), max_len=6) == [[5], [6]]
     assert model.calls == 2, "decoding must stop once every sentence has ended"
     with pytest.raises(ValueError, match="max_len"):
-        greedy_decode(model, src, torch.tensor([2, 2, 2]), max_len=0)
+        model.generate(src, torch.tensor([2, 2, 2]), max_len=0)
 
 
 def test_teacher_forcing_ratio_one_and_zero():
@@ -260,8 +263,8 @@ GREEDY_MODELS = {  # a model, and the bias on <eos> that makes its sentences end
 
 @pytest.mark.parametrize("kind", list(GREEDY_MODELS))
 def test_greedy_search_gives_the_tokens_of_a_plain_argmax_loop(kind):
-    """The one greedy path (decoding.greedy_search, through greedy_decode and
-    EncoderDecoder.greedy) decodes every model exactly like the plain loop."""
+    """The one greedy path (decoding.greedy_search, through EncoderDecoder.search and
+    EncoderDecoder.generate) decodes every model exactly like the plain loop."""
     build, output_layer, eos_bias = GREEDY_MODELS[kind]
     torch.manual_seed(3)
     model = build()
@@ -275,7 +278,7 @@ def test_greedy_search_gives_the_tokens_of_a_plain_argmax_loop(kind):
     for i, n in enumerate(lengths.tolist()):
         src[i, n:] = PAD_ID
     expected = _reference_greedy(model, src, lengths, 9)
-    assert greedy_decode(model, src, lengths, max_len=9) == expected
-    assert model.greedy(src, lengths, max_len=9) == expected
+    assert model.generate(src, lengths, max_len=9) == expected
+    assert [h.output for h in model.search(src, lengths, max_len=9).best] == expected
     # some sentences end while others go on (their rows keep being computed, then ignored)
     assert len({len(e) for e in expected}) > 1, "the test needs sentences of several lengths"

@@ -10,9 +10,9 @@ from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel, EncoderDecoder
 from seq2seq_lib.evaluation import (
     bleu,
     corpus_bleu,
-    decode_sources,
     group_references,
     score_pairs,
+    search_sources,
     translate,
 )
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
@@ -104,8 +104,9 @@ def test_bleu_is_group_references_then_translate_then_corpus_bleu():
     parts = corpus_bleu(sources, hyps, refs)
     assert (parts.score, parts.hypotheses, parts.references) == (
         whole.score, whole.hypotheses, whole.references)
-    ids = decode_sources(model, sources, SRC, batch_size=1)  # what decode returns, unmapped
-    assert [TGT.decode(i) for i in ids] == translate(model, sources, SRC, TGT)
+    found = search_sources(model, sources, SRC, batch_size=1)  # the search's hypotheses, unmapped
+    assert [[h.tokens[-1] for h in hyps] for hyps in found] == [[EOS_ID], [EOS_ID]]  # <eos> kept
+    assert [TGT.decode(hyps[0].output) for hyps in found] == translate(model, sources, SRC, TGT)
     with pytest.raises(ValueError, match="one list of references per hypothesis"):
         corpus_bleu(sources, hyps[:1], refs)
     with pytest.raises(ValueError, match="at least one pair"):

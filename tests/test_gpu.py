@@ -12,6 +12,7 @@ Skipped without CUDA. On a GPU machine run them with CUDA left visible to the te
 from __future__ import annotations
 
 import random
+from functools import partial
 
 import pytest
 import torch
@@ -20,10 +21,11 @@ from torch import nn
 from seq2seq_lib import cache, training
 from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
 from seq2seq_lib.batches import TranslationData, TranslationDataset, make_loader
-from seq2seq_lib.beam import beam_decoder
+from seq2seq_lib.beam import beam_search
 from seq2seq_lib.checkpoint import export_translator
+from seq2seq_lib.decoding import greedy_search
 from seq2seq_lib.device import Run, seed_everything
-from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel, greedy_decode
+from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
 from seq2seq_lib.evaluation import bleu, translate
 from seq2seq_lib.rnn import scratch_like
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
@@ -165,10 +167,10 @@ def test_train_or_load_returns_the_model_on_the_gpu(data, tmp_path):
 def test_greedy_and_beam_decoding_on_the_gpu_agree_with_the_cpu(data, name):
     model = _models(data)[name].eval()
     sources = [s for s, _ in data.test[:20]]
-    for decode in (greedy_decode, beam_decoder(3, alpha=0.6)):
-        on_cpu = translate(model, sources, data.src_vocab, data.tgt_vocab, decode=decode)
+    for search in (greedy_search, partial(beam_search, beam_size=3, alpha=0.6)):
+        on_cpu = translate(model, sources, data.src_vocab, data.tgt_vocab, search=search)
         on_gpu = translate(model.to(CUDA), sources, data.src_vocab, data.tgt_vocab,
-                           device=CUDA, decode=decode)
+                           device=CUDA, search=search)
         model.cpu()
         assert len(on_gpu) == len(sources)
         # float kernels differ between devices: translations may differ where two words tie

@@ -11,7 +11,7 @@ import torch
 
 from seq2seq_lib import training
 from seq2seq_lib.batches import TranslationData, TranslationDataset, make_loader, sample_pairs
-from seq2seq_lib.batching import bucket_loader
+from seq2seq_lib.buckets import bucket_loader
 from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
 from seq2seq_lib.evaluation import bleu, position_accuracy, translate
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel

@@ -7,6 +7,7 @@ import io
 import os
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from torch import nn
 
 from seq2seq_lib import cache, checkpoint
 from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
-from seq2seq_lib.beam import beam_decoder
+from seq2seq_lib.beam import beam_search
 from seq2seq_lib.checkpoint import (
     FORMAT,
     MODELS,
@@ -26,7 +27,8 @@ from seq2seq_lib.checkpoint import (
     export_translator,
     read_translator,
 )
-from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel, greedy_decode
+from seq2seq_lib.decoding import greedy_search
+from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
 from seq2seq_lib.evaluation import translate as translate_tokens
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
 from seq2seq_lib.translate import Translator, load_translator, main
@@ -93,8 +95,8 @@ def test_round_trip_translates_exactly_like_the_original_model(tmp_path, kind):
     assert loaded.metadata == {"bleu": 12.5}
     assert loaded.model.reverse_source == model.reverse_source
     tokens = [tokenize(s) for s in SENTENCES]
-    for k, decode in [(1, greedy_decode), (3, beam_decoder(3, 0.5))]:
-        expected = [detokenize(t) for t in translate_tokens(model, tokens, SRC, TGT, decode=decode)]
+    for k, search in [(1, greedy_search), (3, partial(beam_search, beam_size=3, alpha=0.5))]:
+        expected = [detokenize(t) for t in translate_tokens(model, tokens, SRC, TGT, search=search)]
         assert loaded.translate(SENTENCES, beam_size=k, alpha=0.5) == expected
         assert len(set(expected)) > 1  # the tiny model says different things
 

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from seq2seq_lib.batches import TranslationDataset, make_loader
-from seq2seq_lib.batching import BucketBatchSampler, bucket_loader
+from seq2seq_lib.buckets import BucketBatchSampler, bucket_loader
 from seq2seq_lib.vocab import Vocab
 
 
