@@ -60,7 +60,7 @@ def child(setting: str, repeats: int) -> dict[str, float]:
     from seq2seq_lib.beam import beam_search
     from seq2seq_lib.losses import masked_cross_entropy
     from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
-    from seq2seq_lib.sequence_model import SequenceModel, train_sequence_model
+    from seq2seq_lib.sequence_model import SequenceConfig, SequenceModel, train_sequence_model
     from seq2seq_lib.tasks import make_task
 
     _, threads, onednn = SETTINGS[setting]
@@ -104,7 +104,7 @@ def child(setting: str, repeats: int) -> dict[str, float]:
     lstm = Seq2SeqModel(Seq2SeqConfig(src_vocab, tgt_vocab, embed_size=128, hidden_size=128,
                                       num_layers=2))
     task = make_task("first_token", 60)
-    gru = SequenceModel("gru", task.input_size, 32, task.output_size)
+    gru = SequenceModel(SequenceConfig("gru", task.input_size, 32, task.output_size))
     src, lengths = tokens(256, 9, src_vocab), torch.full((256,), 9)
     beam = partial(beam_search, beam_size=5, alpha=0.6)
     result = {

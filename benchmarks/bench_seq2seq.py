@@ -10,7 +10,7 @@ learning rate and gradient clipping. They differ only in the engineering:
 * **ours** — :func:`seq2seq_lib.buckets.bucket_loader` (batches of similar lengths, padded
   to the longest in the batch), the packed :class:`~seq2seq_lib.encoder_decoder.RNNEncoder`,
   :func:`~seq2seq_lib.losses.masked_cross_entropy` and fused Adam
-  (:func:`seq2seq_lib.training.make_optimizer`);
+  (:func:`seq2seq_lib.numerics.make_optimizer`);
 * **d2l-style** — what *Dive into Deep Learning* (§9.5–9.7) does: every sentence truncated or
   padded to a fixed ``num_steps`` (here 12 = the longest sentence + ``<eos>``), shuffled
   batches, the encoder run over the padding (no packing), the loss of every position
@@ -46,8 +46,8 @@ from seq2seq_lib.batches import TranslationDataset  # noqa: E402
 from seq2seq_lib.buckets import bucket_loader  # noqa: E402
 from seq2seq_lib.corpus import load_translation_data  # noqa: E402
 from seq2seq_lib.losses import masked_cross_entropy  # noqa: E402
+from seq2seq_lib.numerics import make_optimizer  # noqa: E402
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel  # noqa: E402
-from seq2seq_lib.training import make_optimizer  # noqa: E402
 from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID  # noqa: E402
 
 # --------------------------------------------------------------------------- d2l-style baseline

@@ -48,7 +48,8 @@ from seq2seq_lib.corpus import load_translation_data  # noqa: E402
 from seq2seq_lib.device import setup  # noqa: E402
 from seq2seq_lib.evaluation import bleu  # noqa: E402
 from seq2seq_lib.losses import masked_cross_entropy  # noqa: E402
-from seq2seq_lib.training import fit, make_optimizer  # noqa: E402
+from seq2seq_lib.numerics import make_optimizer  # noqa: E402
+from seq2seq_lib.training import fit  # noqa: E402
 from seq2seq_lib.vocab import PAD_ID, UNK_ID  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "vocab.json"

@@ -138,8 +138,8 @@ def bptt_norms(g: torch.Generator) -> str:
 def task_training() -> str:
     task = tasks.make_task("first_token", 30)
     torch.manual_seed(0)
-    model = sequence_model.SequenceModel("gru", task.input_size, 32, task.output_size,
-                                         keep_bias=3.0)
+    model = sequence_model.SequenceModel(sequence_model.SequenceConfig(
+        "gru", task.input_size, 32, task.output_size, keep_bias=3.0))
     history = sequence_model.train_sequence_model(model, task, steps=100, batch_size=64, seed=0)
     return digest(history["loss"], *model.parameters())
 

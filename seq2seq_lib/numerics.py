@@ -43,7 +43,8 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import MutableMapping
+from collections.abc import Iterable, MutableMapping
+from typing import Any
 
 ENV_MODE = "SEQ2SEQ_NUMERICS"
 MODES: tuple[str, ...] = ("portable", "native")
@@ -141,3 +142,23 @@ def describe() -> str:
         return "numerics=portable, NOT in effect: " + "; ".join(issues)
     return (f"numerics=portable (AVX2 kernels, MKL compatible branch, no oneDNN, "
             f"{THREADS} thread)")
+
+
+def make_optimizer(params: Iterable[Any], lr: float, *, fused: bool | None = None) -> Any:
+    """Adam with the fused (single-kernel) implementation, the one the pins rely on: its
+    square root is the exact instruction, where the default loop calls MKL's vectorised
+    ``sqrt`` (not correctly rounded; its last bits differ between CPUs, see the module
+    docstring). ``fused=None`` falls back to the default implementation on a device without
+    the fused kernel; ``fused=False`` asks for it.
+    """
+    import torch
+
+    params = list(params)
+    if fused is False:
+        return torch.optim.Adam(params, lr=lr)
+    try:
+        return torch.optim.Adam(params, lr=lr, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        if fused:
+            raise
+        return torch.optim.Adam(params, lr=lr)

@@ -1,6 +1,7 @@
 """A model for the synthetic tasks, its trainer, and gradient norms through time (chapters 2–5).
 
-:class:`SequenceModel` (a fused ``nn.RNN/GRU/LSTM`` + a linear head on ``H_T``),
+:class:`SequenceModel` (a fused ``nn.RNN/GRU/LSTM`` + a linear head on ``H_T``, built from a
+:class:`SequenceConfig`),
 :func:`train_sequence_model` and :func:`evaluate` run the experiment of chapters 2–3 on a
 :class:`~seq2seq_lib.tasks.Task` within a fixed budget: a vanilla RNN learns a
 long-dependency task for short ``T`` and fails as ``T`` grows, a GRU or an LSTM keeps
@@ -12,6 +13,7 @@ it from the model cache afterwards.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -20,14 +22,33 @@ from torch import Tensor, nn
 from seq2seq_lib.cache import Trained, train_or_load
 from seq2seq_lib.cells import CellType, LSTMCell
 from seq2seq_lib.device import SMOKE_UPDATES, smoke
+from seq2seq_lib.numerics import make_optimizer
 from seq2seq_lib.rnn import scratch_like
 from seq2seq_lib.tasks import Task, TaskName, make_task
 
 _FUSED: dict[str, type[nn.Module]] = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
 
 
+@dataclass(frozen=True)
+class SequenceConfig:
+    """A :class:`SequenceModel`: its cell (``"rnn"``, ``"gru"`` or ``"lstm"``), the sizes of
+    ``X_t`` (``input_size``), of ``H_t`` (``hidden_size``) and of the output, and the gate
+    initialisation ``keep_bias`` (see :class:`SequenceModel`)."""
+
+    cell_type: CellType
+    input_size: int
+    hidden_size: int
+    output_size: int
+    keep_bias: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.cell_type not in _FUSED:
+            raise ValueError(f"cell_type must be 'rnn', 'gru' or 'lstm', got {self.cell_type!r}")
+
+
 class SequenceModel(nn.Module):
-    """A fused ``nn.RNN/GRU/LSTM(batch_first=True)`` and a linear head on the last state.
+    """A fused ``nn.RNN/GRU/LSTM(batch_first=True)`` and a linear head on the last state,
+    built from a :class:`SequenceConfig` (kept as ``model.config``).
 
     ``y_hat = H_T W_hq + b_q``: ``X (B, T, d)`` gives ``(B, output_size)`` (regression
     values or class logits).
@@ -44,27 +65,18 @@ class SequenceModel(nn.Module):
     dependencies.
     """
 
-    def __init__(
-        self,
-        cell_type: CellType,
-        input_size: int,
-        hidden_size: int,
-        output_size: int,
-        keep_bias: float = 0.0,
-    ) -> None:
+    def __init__(self, config: SequenceConfig) -> None:
         super().__init__()
-        if cell_type not in _FUSED:
-            raise ValueError(f"cell_type must be 'rnn', 'gru' or 'lstm', got {cell_type!r}")
-        self.cell_type = cell_type
-        self.rnn = _FUSED[cell_type](input_size, hidden_size, batch_first=True)
-        self.head = nn.Linear(hidden_size, output_size)
-        if keep_bias and cell_type != "rnn":
+        c = self.config = config
+        self.rnn = _FUSED[c.cell_type](c.input_size, c.hidden_size, batch_first=True)
+        self.head = nn.Linear(c.hidden_size, c.output_size)
+        if c.keep_bias and c.cell_type != "rnn":
             # PyTorch's gate order: GRU (r, z, n), LSTM (i, f, g, o): block 1 is z or f
-            h, b = hidden_size, self.rnn.bias_ih_l0
+            h, b = c.hidden_size, self.rnn.bias_ih_l0
             with torch.no_grad():
-                b[h : 2 * h] += keep_bias
-                if cell_type == "lstm":
-                    b[:h] -= keep_bias  # the input gate I_t
+                b[h : 2 * h] += c.keep_bias
+                if c.cell_type == "lstm":
+                    b[:h] -= c.keep_bias  # the input gate I_t
 
     def forward(self, X: Tensor) -> Tensor:
         outputs, _ = self.rnn(X)
@@ -95,8 +107,7 @@ def train_sequence_model(
         steps = min(steps, SMOKE_UPDATES)
     g = torch.Generator().manual_seed(seed)
     device = next(model.parameters()).device
-    # fused: the same bits on every CPU (see seq2seq_lib.numerics), and faster
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr, fused=True)
+    optimizer = make_optimizer(model.parameters(), lr)
     history: dict[str, Any] = {"step": [], "loss": [], "task": task.name, "seq_len": task.seq_len}
     start = time.perf_counter()
     model.train()
@@ -188,9 +199,8 @@ def trained_sequence_model(
 
     def build() -> SequenceModel:
         torch.manual_seed(seed)
-        return SequenceModel(
-            cell_type, task.input_size, hidden_size, task.output_size, keep_bias=keep_bias
-        )
+        return SequenceModel(SequenceConfig(cell_type, task.input_size, hidden_size,
+                                            task.output_size, keep_bias=keep_bias))
 
     def train(model: nn.Module) -> dict[str, Any]:
         history = train_sequence_model(

@@ -53,6 +53,7 @@ from seq2seq_lib.cache import load_checkpoint, save_atomic
 from seq2seq_lib.device import SMOKE_BATCH, SMOKE_UPDATES, smoke
 from seq2seq_lib.encoder_decoder import EncoderDecoder
 from seq2seq_lib.losses import masked_cross_entropy
+from seq2seq_lib.numerics import make_optimizer
 from seq2seq_lib.vocab import PAD_ID
 
 SCHEDULES = ("constant", "linear", "exponential", "inverse_sigmoid")
@@ -163,24 +164,6 @@ class TrainConfig:
         _as_schedule(self.teacher_forcing)  # a ratio in [0, 1] or a schedule
 
 
-def make_optimizer(
-    params: Iterable[nn.Parameter], lr: float, *, fused: bool | None = None
-) -> torch.optim.Adam:
-    """Adam, with the fused (single-kernel) implementation when the device supports it.
-
-    ``fused=None`` tries the fused version and falls back to the default one.
-    """
-    params = list(params)
-    if fused is False:
-        return torch.optim.Adam(params, lr=lr)
-    try:
-        return torch.optim.Adam(params, lr=lr, fused=True)
-    except (RuntimeError, TypeError, ValueError):
-        if fused:
-            raise
-        return torch.optim.Adam(params, lr=lr)
-
-
 def _as_schedule(teacher_forcing: float | Callable[[int], float]) -> Callable[[int], float]:
     if callable(teacher_forcing):
         return teacher_forcing
@@ -254,7 +237,7 @@ def train(
             every ``config.valid_every`` updates (``history["valid_step"]``,
             ``history["valid_step_loss"]``).
         checkpoint: a file to save to after every epoch and to resume from if it exists.
-        progress: show a progress bar. ``fused``: see :func:`make_optimizer`.
+        progress: show a progress bar. ``fused``: see :func:`~seq2seq_lib.numerics.make_optimizer`.
         callback: called with the history after every logged step (e.g. to evaluate).
         pause_at: stop once ``history["updates"]`` reaches this count and save everything
             needed to continue to ``checkpoint`` (required); a later call with the same

@@ -8,6 +8,7 @@ import torch
 from seq2seq_lib.cells import LSTMCell
 from seq2seq_lib.rnn import scratch_like
 from seq2seq_lib.sequence_model import (
+    SequenceConfig,
     SequenceModel,
     cached_length_sweep,
     evaluate,
@@ -21,23 +22,23 @@ from seq2seq_lib.tasks import make_task
 # -- model and training -------------------------------------------------------------------------
 def test_bad_model_arguments():
     with pytest.raises(ValueError, match="cell_type"):
-        SequenceModel("transformer", 2, 3, 1)
+        SequenceModel(SequenceConfig("transformer", 2, 3, 1))
 
 
 def test_keep_bias_opens_the_keep_gate():
     torch.manual_seed(0)
     h = 6
-    base = SequenceModel("lstm", 3, h, 2)
+    base = SequenceModel(SequenceConfig("lstm", 3, h, 2))
     torch.manual_seed(0)
-    kept = SequenceModel("lstm", 3, h, 2, keep_bias=1.0)
+    kept = SequenceModel(SequenceConfig("lstm", 3, h, 2, keep_bias=1.0))
     diff = kept.rnn.bias_ih_l0 - base.rnn.bias_ih_l0
     torch.testing.assert_close(diff[h : 2 * h], torch.ones(h))  # forget gate (i, f, g, o)
     torch.testing.assert_close(diff[:h], -torch.ones(h))  # input gate, chrono-style
     assert diff[2 * h :].abs().max() == 0
     torch.manual_seed(0)
-    gru = SequenceModel("gru", 3, h, 2, keep_bias=2.0)
+    gru = SequenceModel(SequenceConfig("gru", 3, h, 2, keep_bias=2.0))
     torch.manual_seed(0)
-    diff = gru.rnn.bias_ih_l0 - SequenceModel("gru", 3, h, 2).rnn.bias_ih_l0
+    diff = gru.rnn.bias_ih_l0 - SequenceModel(SequenceConfig("gru", 3, h, 2)).rnn.bias_ih_l0
     torch.testing.assert_close(diff[h : 2 * h], torch.full((h,), 2.0))  # update gate (r, z, n)
 
 
@@ -46,7 +47,7 @@ def test_training_learns_a_short_task_and_is_deterministic():
     histories = []
     for _ in range(2):
         torch.manual_seed(0)
-        model = SequenceModel("gru", task.input_size, 16, task.output_size)
+        model = SequenceModel(SequenceConfig("gru", task.input_size, 16, task.output_size))
         histories.append(train_sequence_model(model, task, steps=60, lr=0.02, log_every=20))
     assert histories[0]["loss"] == histories[1]["loss"]
     assert histories[0]["step"] == [20, 40, 60]
@@ -57,7 +58,7 @@ def test_training_learns_a_short_task_and_is_deterministic():
 def test_adding_task_training_beats_chance_for_short_sequences():
     task = make_task("adding", 4)
     torch.manual_seed(0)
-    model = SequenceModel("lstm", 2, 16, 1)
+    model = SequenceModel(SequenceConfig("lstm", 2, 16, 1))
     train_sequence_model(model, task, steps=150, batch_size=64, lr=0.01)
     assert evaluate(model, task, batch_size=500) < 0.5 * task.chance
 
@@ -68,7 +69,7 @@ def test_hidden_grad_norms_are_the_total_derivatives(kind):
     """Restart the recurrence from a leaf copy of H_t: its gradient is dL/dH_t."""
     task = make_task("first_token", 7)
     torch.manual_seed(0)
-    model = SequenceModel(kind, task.input_size, 5, task.output_size)
+    model = SequenceModel(SequenceConfig(kind, task.input_size, 5, task.output_size))
     X, y = task.sample(4, seed=1)
     norms = hidden_grad_norms(model, X, y, task)
     assert norms.shape == (7,) and (norms > 0).all()
@@ -91,7 +92,7 @@ def test_hidden_grad_norms_are_the_total_derivatives(kind):
 def test_vanilla_rnn_gradient_vanishes_through_time():
     task = make_task("first_token", 40)
     torch.manual_seed(0)
-    model = SequenceModel("rnn", task.input_size, 16, task.output_size)
+    model = SequenceModel(SequenceConfig("rnn", task.input_size, 16, task.output_size))
     X, y = task.sample(32, seed=0)
     norms = hidden_grad_norms(model, X, y, task)
     assert norms[0] < 1e-3 * norms[-1]
@@ -107,7 +108,7 @@ def test_trained_sequence_model_is_the_plain_recipe_and_is_cached(tmp_path, monk
     assert second.history == first.history
     task = make_task("first_token", 5)  # the recipe by hand: seed, build, train, evaluate
     torch.manual_seed(3)
-    model = SequenceModel("gru", task.input_size, 8, task.output_size, keep_bias=3.0)
+    model = SequenceModel(SequenceConfig("gru", task.input_size, 8, task.output_size, keep_bias=3.0))
     history = train_sequence_model(model, task, steps=20, batch_size=16, lr=0.02, seed=3)
     assert first.history["metric"] == evaluate(model, task)
     assert first.history["loss"] == history["loss"]

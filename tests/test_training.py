@@ -14,13 +14,13 @@ from seq2seq_lib.batches import TranslationData, TranslationDataset, make_loader
 from seq2seq_lib.buckets import bucket_loader
 from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
 from seq2seq_lib.evaluation import bleu, position_accuracy, translate
+from seq2seq_lib.numerics import make_optimizer
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
 from seq2seq_lib.training import (
     Schedule,
     TrainConfig,
     evaluate_loss,
     fit,
-    make_optimizer,
     scheduled_sampling,
     train,
 )
