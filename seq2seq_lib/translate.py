@@ -30,6 +30,7 @@ from seq2seq_lib.beam import beam_search
 from seq2seq_lib.checkpoint import Checkpoint, CheckpointError, read_translator
 from seq2seq_lib.decoding import greedy_search
 from seq2seq_lib.device import resolve_device
+from seq2seq_lib.encoder_decoder import EncoderDecoder
 from seq2seq_lib.evaluation import translate as translate_tokens
 from seq2seq_lib.vocab import detokenize, tokenize
 
@@ -65,12 +66,19 @@ def _check_options(beam_size: int, alpha: float, max_len: int) -> None:
 
 
 @dataclass
-class Translator(Checkpoint):
+class Translator:
     """A trained model with its vocabularies and text processing: sentences in, sentences out.
 
-    The fields are a :class:`~seq2seq_lib.checkpoint.Checkpoint`'s; ``model`` is in eval mode
-    on its device. Make one with :func:`load_translator`.
+    It has a :class:`~seq2seq_lib.checkpoint.Checkpoint` (the model, in eval mode on its
+    device, its vocabularies, languages and metadata). Make one with :func:`load_translator`.
     """
+
+    checkpoint: Checkpoint
+
+    @property
+    def model(self) -> EncoderDecoder:
+        """The translation model (in eval mode)."""
+        return self.checkpoint.model
 
     @property
     def device(self) -> torch.device:
@@ -102,18 +110,19 @@ class Translator(Checkpoint):
             raise TypeError("translate expects a list of sentences, got one str; wrap it: [text]")
         _check_options(beam_size, alpha, max_len)
         beam_size, alpha, max_len = int(beam_size), float(alpha), int(max_len)
-        tokens = [tokenize(s, lowercase=self.lowercase) for s in sentences]
+        c = self.checkpoint
+        tokens = [tokenize(s, lowercase=c.lowercase) for s in sentences]
         todo = [i for i, t in enumerate(tokens) if t]
         out = [""] * len(tokens)
         if todo:
             search = (greedy_search if beam_size == 1
                       else partial(beam_search, beam_size=beam_size, alpha=alpha))
             results = translate_tokens(
-                self.model, [tokens[i] for i in todo], self.src_vocab, self.tgt_vocab,
+                c.model, [tokens[i] for i in todo], c.src_vocab, c.tgt_vocab,
                 search=search, max_len=max_len, device=self.device,
             )
             for i, words in zip(todo, results, strict=True):
-                out[i] = detokenize(words, lang=self.tgt_lang)
+                out[i] = detokenize(words, lang=c.tgt_lang)
         return out
 
 
@@ -128,7 +137,7 @@ def load_translator(path: str | os.PathLike[str], device: str | torch.device = "
         ValueError: ``device`` is not available.
     """
     dev = _resolve(device)
-    translator = Translator(**vars(read_translator(path)))
+    translator = Translator(read_translator(path))
     translator.model.to(dev).eval()
     return translator
 

@@ -90,9 +90,10 @@ def test_round_trip_translates_exactly_like_the_original_model(tmp_path, kind):
     for (name, a), b in zip(model.state_dict().items(), loaded.model.state_dict().values(),
                             strict=True):
         assert torch.equal(a, b), name
-    assert loaded.src_vocab == SRC and loaded.tgt_vocab == TGT
-    assert (loaded.src_lang, loaded.tgt_lang, loaded.lowercase) == ("fr", "en", True)
-    assert loaded.metadata == {"bleu": 12.5}
+    assert loaded.checkpoint.src_vocab == SRC and loaded.checkpoint.tgt_vocab == TGT
+    c = loaded.checkpoint
+    assert (c.src_lang, c.tgt_lang, c.lowercase) == ("fr", "en", True)
+    assert loaded.checkpoint.metadata == {"bleu": 12.5}
     assert loaded.model.reverse_source == model.reverse_source
     tokens = [tokenize(s) for s in SENTENCES]
     for k, search in [(1, greedy_search), (3, partial(beam_search, beam_size=3, alpha=0.5))]:
@@ -121,8 +122,9 @@ def test_languages_and_case_are_stored(tmp_path):
     path = export_translator(tmp_path / "t.pt", model, TGT, SRC, src_lang="en", tgt_lang="fr",
                              lowercase=False)
     loaded = load_translator(path)
-    assert (loaded.src_lang, loaded.tgt_lang, loaded.lowercase) == ("en", "fr", False)
-    assert loaded.src_vocab == TGT and loaded.metadata == {}
+    c = loaded.checkpoint
+    assert (c.src_lang, c.tgt_lang, c.lowercase) == ("en", "fr", False)
+    assert loaded.checkpoint.src_vocab == TGT and loaded.checkpoint.metadata == {}
     with pytest.raises(ValueError, match="tgt_lang"):
         export_translator(tmp_path / "t.pt", model, TGT, SRC, tgt_lang="de")
 
