@@ -123,6 +123,8 @@ def main() -> None:
         "runs": runs,
         "earlier_runs": earlier_native_runs(args.out, reference["machine"]),
     }
+    # written atomically by hand: importing seq2seq_lib (for seq2seq_lib.atomic) would pin
+    # this process's environment, which the native runs must not inherit
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".tmp")
     tmp.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +27,8 @@ from nbclient import NotebookClient
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import make_edition  # noqa: E402
 from nbtools import COLAB_TAG, chapter_paths, colab_cell_source  # noqa: E402
+
+from seq2seq_lib.atomic import atomic_file  # noqa: E402
 
 
 def sync_colab_cell(nb: nbformat.NotebookNode) -> None:
@@ -101,10 +102,8 @@ def execute(path: Path, timeout: int) -> float:
         others = ", ".join(f"{i} ({s:.0f} s)" for s, i in sorted(times, reverse=True)[1:6])
         print(f"{path.name}: next slowest cells: {others}", flush=True)
     clean(nb)
-    fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+    with atomic_file(path, "w") as handle:
         nbformat.write(nb, handle)
-    os.replace(tmp, path)
     return elapsed
 
 

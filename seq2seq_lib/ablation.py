@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from seq2seq_lib.atomic import atomic_file
 from seq2seq_lib.batches import TranslationData
 from seq2seq_lib.beam import beam_bleu
 from seq2seq_lib.cache import Trained
@@ -243,12 +244,10 @@ def results_dict(run: Run, variants: Sequence[VariantRow], beams: Sequence[BeamR
 
 
 def write_results(results: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
-    """Write ``results`` as indented JSON, atomically (temporary file, then rename)."""
+    """Write ``results`` as indented JSON, atomically (:func:`~seq2seq_lib.atomic.atomic_file`)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    with atomic_file(path, "w") as handle:
+        handle.write(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     return path
 
 

@@ -38,7 +38,6 @@ import inspect
 import json
 import os
 import sys
-import tempfile
 import textwrap
 import types
 import warnings
@@ -52,6 +51,7 @@ import torch
 from torch import nn
 
 from seq2seq_lib import chapters, numerics
+from seq2seq_lib.atomic import atomic_file
 from seq2seq_lib.device import smoke
 
 ENV_CACHE = "SEQ2SEQ_CACHE"
@@ -222,17 +222,8 @@ def save_atomic(obj: Any, path: str | os.PathLike[str]) -> Path:
     A crash or a full disk leaves either the old file or none — never a truncated one.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            torch.save(obj, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_file(path) as handle:
+        torch.save(obj, handle)
     return path
 
 

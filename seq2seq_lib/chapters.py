@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent
 #: order (the API reference lists the modules in this order).
 MODULE_CHAPTER: dict[str, int] = {
     # chapter 0: infrastructure
-    "numerics": 0, "device": 0, "cache": 0, "chapters": 0, "glue": 0, "exercises": 0,
+    "numerics": 0, "atomic": 0, "device": 0, "cache": 0, "chapters": 0, "glue": 0, "exercises": 0,
     # chapter 1: backpropagation through time
     "bptt": 1, "exercises.ch01": 1,
     # chapters 2-5: gated cells, layers over time, synthetic tasks

@@ -34,6 +34,8 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
+from seq2seq_lib.atomic import atomic_file
+
 Opener = Callable[..., Any]
 """``opener(url, timeout=...)`` returns a binary file-like response (like ``urlopen``)."""
 
@@ -110,36 +112,27 @@ def download_file(
         ChecksumError: the bytes do not have the expected digest (nothing is kept).
     """
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
     opener = opener or urllib.request.urlopen
-    fd, tmp = tempfile.mkstemp(prefix=dest.name + ".", suffix=".part", dir=dest.parent)
     digest = hashlib.new(algorithm)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            try:
-                with opener(url, timeout=timeout) as response:
-                    _copy_stream(response, handle, digest)
-            except (
-                urllib.error.URLError,
-                http.client.HTTPException,
-                socket.gaierror,
-                ConnectionError,
-                TimeoutError,
-            ) as err:
-                reason = getattr(err, "reason", err)
-                raise DownloadError(f"could not download {url}: {reason}. {hint}".strip()) from err
-            handle.flush()
-            os.fsync(handle.fileno())
+    with atomic_file(dest, suffix=".part") as handle:  # kept only if the checksum matches
+        try:
+            with opener(url, timeout=timeout) as response:
+                _copy_stream(response, handle, digest)
+        except (
+            urllib.error.URLError,
+            http.client.HTTPException,
+            socket.gaierror,
+            ConnectionError,
+            TimeoutError,
+        ) as err:
+            reason = getattr(err, "reason", err)
+            raise DownloadError(f"could not download {url}: {reason}. {hint}".strip()) from err
         got = digest.hexdigest()
         if got != expected.lower():
             raise ChecksumError(
                 f"the file downloaded from {url} has {algorithm} {got}, expected "
                 f"{expected.lower()}; it was deleted. {hint}".strip()
             )
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return dest
 
 

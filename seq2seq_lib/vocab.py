@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import torch
+
+from seq2seq_lib.atomic import atomic_file
 
 TokenPair = tuple[list[str], list[str]]
 """A tokenised ``(source tokens, target tokens)`` pair."""
@@ -188,18 +189,11 @@ class Vocab:
         return out
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the vocabulary as JSON, atomically (temporary file then ``os.replace``)."""
+        """Write the vocabulary as JSON, atomically (:func:`~seq2seq_lib.atomic.atomic_file`)."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         payload = {"format": "seq2seq_lib.Vocab", "version": 1, "tokens": self.itos}
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(payload, handle, ensure_ascii=False)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_file(path, "w") as handle:
+            json.dump(payload, handle, ensure_ascii=False)
         return path
 
     @classmethod
