@@ -10,7 +10,7 @@ general score) of the ``quick`` profile, from the model cache (trained first if 
 few minutes), on a fixed random sample of validation sources.
 
 Run: ``python benchmarks/bench_beam_alphas.py [--sources 500] [--repeats 3]``;
-writes ``benchmarks/results/beam_alphas.json``.
+writes ``benchmarks/results/beam-alphas.json``.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def main() -> None:
         "same_translations": same,
         "machine": machine(),
     }
-    out = ROOT / "benchmarks" / "results" / "beam_alphas.json"
+    out = ROOT / "benchmarks" / "results" / "beam-alphas.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {out.relative_to(ROOT)}")
 

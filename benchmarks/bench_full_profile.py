@@ -21,7 +21,7 @@ epochs × batches per epoch), validation passes, and for chapter 11 the evaluati
 update counts from the notebook's ``run.pick(quick=..., full=...)`` lines. Evaluations other
 than these (a few hundred sentences here and there) are left out, so the estimates are lower
 bounds of a chapter's time; the other chapters are quick enough to time whole
-(``scripts/time_chapters.py``). Writes ``benchmarks/results/full_profile-<device>.json``.
+(``scripts/time_chapters.py``). Writes ``benchmarks/results/full-profile-<device>.json``.
 After a change of the recipes' budgets, ``--measured FILE`` estimates again from the costs
 measured earlier, without a GPU (the costs per update do not depend on the budget).
 """
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             sum(training_seconds(measured[label]) for label in rest) + table + beams)
     for name, seconds in estimates.items():
         print(f"chapter {name}: about {seconds / 60:.1f} min")
-    out = args.out or ROOT / "benchmarks" / "results" / f"full_profile-{args.device}.json"
+    out = args.out or ROOT / "benchmarks" / "results" / f"full-profile-{args.device}.json"
     out.write_text(json.dumps({
         "about": __doc__.splitlines()[0],
         "machine": earlier.get("machine") or describe_machine(),

@@ -7,7 +7,7 @@ timed alternately, so a slow phase of the machine hits both). Goal: ratio <= 1.5
 
     python benchmarks/bench_scratch_vs_fused.py [--repeats 30] [--threads 2]
 
-Writes benchmarks/results/scratch_vs_fused.json.
+Writes benchmarks/results/scratch-vs-fused.json.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from torch import nn  # noqa: E402
 from seq2seq_lib.rnn import scratch_like  # noqa: E402
 
 B, T, H = 32, 35, 256
-RESULTS = Path(__file__).resolve().parent / "results" / "scratch_vs_fused.json"
+RESULTS = Path(__file__).resolve().parent / "results" / "scratch-vs-fused.json"
 
 
 def forward_backward(model: nn.Module, X: torch.Tensor) -> None:

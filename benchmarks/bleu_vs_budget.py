@@ -10,7 +10,7 @@ teacher forcing, one CPU thread) for ``--epochs`` epochs and every ``--every`` u
 the BLEU of greedy translations of a fixed sample of 1,000 **validation** sources, the training
 loss and the wall time. At the end it scores the whole validation split (and, with
 ``--test``, the test split). Results are written after every evaluation to
-``benchmarks/results/bleu_vs_budget-L{layers}-h{hidden}.json`` (so an interrupted run keeps
+``benchmarks/results/bleu-vs-budget-L{layers}-h{hidden}.json`` (so an interrupted run keeps
 its curve). This is how the recipe was chosen: on validation BLEU, never on test.
 """
 
@@ -47,7 +47,7 @@ def main() -> None:
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     out = args.out or str(ROOT / "benchmarks" / "results"
-                          / f"bleu_vs_budget-L{args.layers}-h{args.hidden}.json")
+                          / f"bleu-vs-budget-L{args.layers}-h{args.hidden}.json")
     os.environ.setdefault("SEQ2SEQ_DATA", str(ROOT.parent / "shared" / "data"))
     data = load_translation_data(direction="fr-en", max_len=10, min_freq=3)
     torch.manual_seed(0)
