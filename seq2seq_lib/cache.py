@@ -20,8 +20,10 @@ The key is a SHA-256 over
   weights trained with native kernels differ in the last bits from portable ones);
 * whether it is a smoke run (:func:`seq2seq_lib.device.smoke`: a few updates only).
 
-Files are written atomically (temporary file, then ``os.replace``) and read with
-``torch.load(weights_only=True)``: a cache file cannot run code. Several processes may share
+Files are checkpoints (:mod:`seq2seq_lib.checkpoint`: written atomically, read with
+``torch.load(weights_only=True)``, so a cache file cannot run code) holding the weights, the
+history and the key's configuration; a library model is rebuilt from one without its recipe
+(``read_checkpoint(path).model``). Several processes may share
 one cache (notebooks executed side by side): while one trains a model, the others that ask
 for it wait for it (a lock file beside the cache file) and then load it, instead of training
 it a second time.
@@ -51,7 +53,7 @@ import torch
 from torch import nn
 
 from seq2seq_lib import chapters, numerics
-from seq2seq_lib.atomic import atomic_file
+from seq2seq_lib.checkpoint import read_checkpoint, save_checkpoint
 from seq2seq_lib.device import smoke
 
 ENV_CACHE = "SEQ2SEQ_CACHE"
@@ -216,22 +218,6 @@ def cache_key(
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def save_atomic(obj: Any, path: str | os.PathLike[str]) -> Path:
-    """``torch.save`` to a temporary file beside ``path``, then rename it into place.
-
-    A crash or a full disk leaves either the old file or none — never a truncated one.
-    """
-    path = Path(path)
-    with atomic_file(path) as handle:
-        torch.save(obj, handle)
-    return path
-
-
-def load_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Load a checkpoint written by :func:`save_atomic` with ``weights_only=True`` on the CPU."""
-    return torch.load(Path(path), map_location="cpu", weights_only=True)
-
-
 def cache_path(
     name: str,
     config: Any,
@@ -312,7 +298,7 @@ def train_or_load(
     of its own, which no checkpoint saves, so the run goes on with other masks — an equally
     valid run, not the same one.) A run that ends before update ``n`` is cached at once, as
     a call without ``pause_at`` would. While a paused state exists, ``train`` is called as
-    ``train(model, checkpoint=..., pause_at=...)``, the keywords of
+    ``train(model, resume=..., pause_at=...)``, the keywords of
     :func:`seq2seq_lib.training.fit`.
 
     Args:
@@ -341,9 +327,9 @@ def _train_or_load(name: str, config: Any, path: Path, build: Callable[[], nn.Mo
     model = build().to(device)
     if path.exists():
         try:
-            ckpt = load_checkpoint(path)
-            model.load_state_dict(ckpt["state_dict"])
-            return Trained(model, ckpt["history"], path, loaded=True)
+            ckpt = read_checkpoint(path, rebuild_model=False)
+            model.load_state_dict(ckpt.state_dict)
+            return Trained(model, ckpt.history, path, loaded=True)
         except Exception as err:  # noqa: BLE001 - any unreadable file: keep it aside, retrain
             aside = path.with_suffix(".corrupt")
             os.replace(path, aside)
@@ -354,16 +340,13 @@ def _train_or_load(name: str, config: Any, path: Path, build: Callable[[], nn.Mo
             )
             model = build().to(device)
     if pause_at is not None:
-        history = train(model, checkpoint=resume, pause_at=pause_at)
+        history = train(model, resume=resume, pause_at=pause_at)
         if history["updates"] >= pause_at:  # paused: a later call continues it
             return Trained(model, history, path, loaded=False, finished=False)
         # the run ended before pause_at (a short budget, a smoke run): cache it now
     else:
-        history = train(model, checkpoint=resume) if resume.exists() else train(model)
-    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
-    save_atomic(
-        {"state_dict": state, "history": history, "config": json.loads(json.dumps(
-            _canonical(config))), "name": name}, path
-    )
+        history = train(model, resume=resume) if resume.exists() else train(model)
+    save_checkpoint(path, model, history=history, metadata={
+        "cache": {"name": name, "config": json.loads(json.dumps(_canonical(config)))}})
     resume.unlink(missing_ok=True)
     return Trained(model, history, path, loaded=False)

@@ -33,7 +33,8 @@ ROOT = Path(__file__).resolve().parent
 #: order (the API reference lists the modules in this order).
 MODULE_CHAPTER: dict[str, int] = {
     # chapter 0: infrastructure
-    "numerics": 0, "atomic": 0, "device": 0, "cache": 0, "chapters": 0, "glue": 0, "exercises": 0,
+    "numerics": 0, "atomic": 0, "checkpoint": 0, "device": 0, "cache": 0, "chapters": 0,
+    "glue": 0, "exercises": 0,
     # chapter 1: backpropagation through time
     "bptt": 1, "exercises.ch01": 1,
     # chapters 2-5: gated cells, layers over time, synthetic tasks
@@ -51,8 +52,8 @@ MODULE_CHAPTER: dict[str, int] = {
     "beam": 9, "exhaustive": 9, "search_examples": 9, "exercises.ch09": 9,
     # chapter 10: BLEU
     "bleu": 10, "exercises.ch10": 10,
-    # chapter 11: the translator: ablation, checkpoints, the command line
-    "ablation": 11, "checkpoint": 11, "translate": 11, "exercises.ch11": 11,
+    # chapter 11: the translator: ablation, export, the command line
+    "ablation": 11, "translator": 11, "exercises.ch11": 11,
 }
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor, nn
@@ -64,6 +64,8 @@ class SequenceModel(nn.Module):
     forgetting half of their state per step and need a longer budget to find long
     dependencies.
     """
+
+    config_class: ClassVar[type] = SequenceConfig
 
     def __init__(self, config: SequenceConfig) -> None:
         super().__init__()

@@ -25,12 +25,13 @@ and the validation loss on a fixed random sample of its validation pairs.
 
 :func:`train` keeps everything a chapter plots (loss per logged step and per epoch, the
 teacher-forcing ratio) as plain Python numbers, so :func:`seq2seq_lib.cache.train_or_load`
-can store it. With ``checkpoint=`` it writes model, optimiser and history after every epoch
-(atomically) and resumes from that file; every random draw of epoch :math:`k` (shuffling,
-dropout, coin flips) is seeded from ``(seed, k)``, so a resumed run continues exactly as an
-uninterrupted one would. ``pause_at=`` stops a run after that many updates, also in the
-middle of an epoch: the checkpoint then also holds the position in the epoch, the states of
-the random generators and the running sums, and the next call carries on bit for bit.
+can store it. With ``resume=`` it writes model, optimiser and history after every epoch
+(a checkpoint of :mod:`seq2seq_lib.checkpoint`, written atomically) and resumes from that
+file; every random draw of epoch :math:`k` (shuffling, dropout, coin flips) is seeded from
+``(seed, k)``, so a resumed run continues exactly as an uninterrupted one would.
+``pause_at=`` stops a run after that many updates, also in the middle of an epoch: the file
+then also holds the position in the epoch, the states of the random generators and the
+running sums, and the next call carries on bit for bit.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from tqdm import tqdm
 
 from seq2seq_lib.batches import Batch, TranslationData, TranslationDataset, sample_pairs
 from seq2seq_lib.buckets import bucket_loader
-from seq2seq_lib.cache import load_checkpoint, save_atomic
+from seq2seq_lib.checkpoint import read_checkpoint, save_checkpoint
 from seq2seq_lib.device import SMOKE_BATCH, SMOKE_UPDATES, smoke
 from seq2seq_lib.encoder_decoder import EncoderDecoder
 from seq2seq_lib.losses import masked_cross_entropy
@@ -217,7 +218,7 @@ def train(
     *,
     valid_loader: Iterable[Batch] | None = None,
     device: torch.device | str = "cpu",
-    checkpoint: str | os.PathLike[str] | None = None,
+    resume: str | os.PathLike[str] | None = None,
     progress: bool = True,
     fused: bool | None = None,
     callback: Callable[[History], None] | None = None,
@@ -236,12 +237,12 @@ def train(
         valid_loader: if given, the teacher-forced validation loss after each epoch, and
             every ``config.valid_every`` updates (``history["valid_step"]``,
             ``history["valid_step_loss"]``).
-        checkpoint: a file to save to after every epoch and to resume from if it exists.
+        resume: a file to save the run to after every epoch and to resume from if it exists.
         progress: show a progress bar. ``fused``: see :func:`~seq2seq_lib.numerics.make_optimizer`.
         callback: called with the history after every logged step (e.g. to evaluate).
         pause_at: stop once ``history["updates"]`` reaches this count and save everything
-            needed to continue to ``checkpoint`` (required); a later call with the same
-            ``checkpoint`` (and no ``pause_at``, or a later one) continues exactly where
+            needed to continue to ``resume`` (required); a later call with the same
+            ``resume`` (and no ``pause_at``, or a later one) continues exactly where
             this one stopped. A run that ends before ``pause_at`` simply ends.
 
     Returns:
@@ -256,8 +257,8 @@ def train(
         log_every, valid_every = 1, (1 if valid_every is not None else None)
     if valid_every is not None and valid_loader is None:
         raise ValueError("valid_every needs a valid_loader")
-    if pause_at is not None and checkpoint is None:
-        raise ValueError("pause_at needs a checkpoint to save the paused run to")
+    if pause_at is not None and resume is None:
+        raise ValueError("pause_at needs a resume file to save the paused run to")
     schedule = _as_schedule(config.teacher_forcing)
     optimizer = make_optimizer(model.parameters(), config.lr, fused=fused)
     history: dict[str, Any] = {
@@ -265,23 +266,20 @@ def train(
         "valid_step": [], "valid_step_loss": [], "updates": 0, "tokens": 0, "epochs_done": 0,
     }
     paused: dict[str, Any] | None = None  # where a paused run stopped inside its epoch
-    if checkpoint is not None and Path(checkpoint).exists():
-        ckpt = load_checkpoint(checkpoint)
-        model.load_state_dict(ckpt["model"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        history = ckpt["history"]
-        paused = ckpt.get("paused")
+    if resume is not None and Path(resume).exists():
+        ckpt = read_checkpoint(resume, rebuild_model=False)
+        model.load_state_dict(ckpt.state_dict)
+        optimizer.load_state_dict(ckpt.training["optimizer"])
+        history = ckpt.history
+        paused = ckpt.training.get("paused")
     if pause_at is not None and history["updates"] >= pause_at:
         return history
     device = torch.device(device)
     rng_devices = [device] if device.type == "cuda" else []
 
     def save(paused_state: dict[str, Any] | None = None) -> None:
-        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                 "history": history}
-        if paused_state is not None:
-            state["paused"] = paused_state
-        save_atomic(state, checkpoint)  # type: ignore[arg-type]
+        training = {"optimizer": optimizer.state_dict(), "paused": paused_state}
+        save_checkpoint(resume, model, history=history, training=training)  # type: ignore[arg-type]
 
     for epoch in range(history["epochs_done"], epochs):
         if max_steps is not None and history["updates"] >= max_steps:
@@ -357,7 +355,7 @@ def train(
         if valid_loader is not None:
             history["valid_loss"].append(evaluate_loss(model, valid_loader, device=device))
         history["epochs_done"] = epoch + 1
-        if checkpoint is not None:
+        if resume is not None:
             save()
         if pause_at is not None and history["updates"] >= pause_at:
             return history
@@ -379,7 +377,7 @@ def fit(
     *,
     device: torch.device | str = "cpu",
     progress: bool = True,
-    checkpoint: str | os.PathLike[str] | None = None,
+    resume: str | os.PathLike[str] | None = None,
     pause_at: int | None = None,
 ) -> History:
     """Train ``model`` on ``data``'s training split: :func:`train` over length-bucketed
@@ -388,7 +386,7 @@ def fit(
     (:func:`~seq2seq_lib.batches.sample_pairs`, seed 0: not the first rows, which are the
     shortest sentences). Sources are reversed when ``model.reverse_source``. (A smoke run,
     :func:`seq2seq_lib.device.smoke`, uses batches of at most ``SMOKE_BATCH`` pairs.)
-    ``checkpoint`` and ``pause_at``: save, pause and resume (see :func:`train`)."""
+    ``resume`` and ``pause_at``: save, pause and resume (see :func:`train`)."""
     rev = model.reverse_source
     batch_size = min(config.batch_size, SMOKE_BATCH) if smoke() else config.batch_size
     loader = bucket_loader(data.dataset("train"), batch_size, reverse_source=rev)
@@ -396,4 +394,4 @@ def fit(
                                    data.src_vocab, data.tgt_vocab)
     valid = bucket_loader(valid_set, config.valid_batch_size, shuffle=False, reverse_source=rev)
     return train(model, loader, config, valid_loader=valid, device=device, progress=progress,
-                 checkpoint=checkpoint, pause_at=pause_at)
+                 resume=resume, pause_at=pause_at)

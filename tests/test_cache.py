@@ -9,6 +9,7 @@ import torch
 from torch import nn
 
 from seq2seq_lib import cache, chapters, training
+from seq2seq_lib.checkpoint import NotACheckpointError, read_checkpoint, save_checkpoint
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
 from seq2seq_lib.training import TrainConfig
 
@@ -126,8 +127,8 @@ def test_config_is_canonical_json_and_dataclasses_are_part_of_it(tmp_path):
     assert cache.cache_key("m", {"a": 1, "b": [Sizes(4)]}, build, train) != key
     assert cache.cache_key("m", {"a": 1, "b": [{"hidden": 3}]}, build, train) != key  # the class
     trained = cache.train_or_load("m", {"s": Sizes()}, build, train, directory=tmp_path)
-    saved = cache.load_checkpoint(trained.path)["config"]
-    assert saved == {"s": {"dataclass": "Sizes", "hidden": 3}}
+    saved = read_checkpoint(trained.path).metadata["cache"]
+    assert saved == {"name": "m", "config": {"s": {"dataclass": "Sizes", "hidden": 3}}}
 
 
 def test_config_must_be_json(tmp_path):
@@ -143,18 +144,18 @@ def test_env_variable_sets_the_folder(tmp_path, monkeypatch):
     assert out.path.parent == tmp_path / "c" and out.path.exists()
 
 
-def test_atomic_save_leaves_no_partial_file(tmp_path):
+def test_a_failed_save_leaves_the_old_file(tmp_path):
     target = tmp_path / "x.pt"
-    cache.save_atomic({"a": torch.ones(2)}, target)
+    save_checkpoint(target, nn.Linear(2, 2), metadata={"n": 1})
 
     class Boom:
         def __reduce__(self):
             raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError, match="disk full"):
-        cache.save_atomic({"a": Boom()}, target)
+        save_checkpoint(target, nn.Linear(2, 2), history={"x": Boom()})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.pt"]  # old file kept, no temp left
-    assert torch.equal(cache.load_checkpoint(target)["a"], torch.ones(2))
+    assert read_checkpoint(target).metadata == {"n": 1}
 
 
 def test_checkpoints_are_loaded_weights_only(tmp_path):
@@ -164,9 +165,10 @@ def test_checkpoints_are_loaded_weights_only(tmp_path):
 
     path = tmp_path / "evil.pt"
     with open(path, "wb") as fh:
-        pickle.dump({"state_dict": Evil()}, fh, protocol=2)
-    with pytest.raises(pickle.UnpicklingError):
-        cache.load_checkpoint(path)
+        pickle.dump({"format": "seq2seq-course-checkpoint/3", "state_dict": Evil()}, fh,
+                    protocol=2)
+    with pytest.raises(NotACheckpointError, match="weights_only"):
+        read_checkpoint(path)
 
 
 def test_corrupt_cache_file_is_kept_aside_and_retrained(tmp_path):

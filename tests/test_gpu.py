@@ -22,14 +22,13 @@ from seq2seq_lib import cache, training
 from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
 from seq2seq_lib.batches import TranslationData, TranslationDataset, make_loader
 from seq2seq_lib.beam import beam_search
-from seq2seq_lib.checkpoint import export_translator
 from seq2seq_lib.decoding import greedy_search
 from seq2seq_lib.device import Run, seed_everything
 from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
 from seq2seq_lib.evaluation import bleu, translate
 from seq2seq_lib.rnn import scratch_like
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
-from seq2seq_lib.translate import load_translator, main
+from seq2seq_lib.translator import export_translator, load_translator, main
 
 pytestmark = pytest.mark.skipif(
     not torch.cuda.is_available(),
@@ -131,9 +130,9 @@ def test_training_on_the_gpu_pauses_and_resumes_bit_for_bit(data, tmp_path):
     assert h_straight["step_loss"][-1] < h_straight["step_loss"][0]
     ckpt = tmp_path / "run.pt"
     paused = fresh()
-    training.fit(paused, data, config, device=CUDA, progress=False, checkpoint=ckpt, pause_at=5)
+    training.fit(paused, data, config, device=CUDA, progress=False, resume=ckpt, pause_at=5)
     resumed = fresh()
-    h_resumed = training.fit(resumed, data, config, device=CUDA, progress=False, checkpoint=ckpt)
+    h_resumed = training.fit(resumed, data, config, device=CUDA, progress=False, resume=ckpt)
     assert h_resumed == h_straight
     for a, b in zip(straight.state_dict().values(), resumed.state_dict().values(), strict=True):
         assert torch.equal(a, b)

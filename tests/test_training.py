@@ -12,6 +12,7 @@ import torch
 from seq2seq_lib import training
 from seq2seq_lib.batches import TranslationData, TranslationDataset, make_loader, sample_pairs
 from seq2seq_lib.buckets import bucket_loader
+from seq2seq_lib.checkpoint import read_checkpoint
 from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
 from seq2seq_lib.evaluation import bleu, position_accuracy, translate
 from seq2seq_lib.numerics import make_optimizer
@@ -122,10 +123,10 @@ def test_checkpoint_resume_gives_identical_training(tiny, tmp_path, bucketed):
 
     ckpt = tmp_path / "run.pt"
     part = fresh()
-    train(part, loader(), replace(config, epochs=2), checkpoint=ckpt, progress=False)
+    train(part, loader(), replace(config, epochs=2), resume=ckpt, progress=False)
     resumed = fresh()  # a new process: fresh weights, loaded from the checkpoint
     torch.manual_seed(123)  # the global RNG state must not matter
-    h_resumed = train(resumed, loader(), config, checkpoint=ckpt, progress=False)
+    h_resumed = train(resumed, loader(), config, resume=ckpt, progress=False)
     assert h_resumed == h_straight
     for a, b in zip(straight.state_dict().values(), resumed.state_dict().values(), strict=True):
         assert torch.equal(a, b)
@@ -160,14 +161,14 @@ def test_paused_run_continues_bit_for_bit(tiny, tmp_path, bucketed):
         model = fresh()  # a new process each time: fresh weights, loaded from the checkpoint
         torch.manual_seed(100 + i)  # the global RNG state must not matter
         history = train(model, loader(), config, valid_loader=_loader(tiny, "valid"),
-                        progress=False, checkpoint=ckpt, pause_at=pause_at)
+                        progress=False, resume=ckpt, pause_at=pause_at)
         if pause_at is not None:
             assert history["updates"] == pause_at
-            assert torch.load(ckpt, weights_only=True)["paused"]["batches"] == pause_at % per_epoch
+            assert read_checkpoint(ckpt).training["paused"]["batches"] == pause_at % per_epoch
     assert history == h_straight
     for a, b in zip(straight.state_dict().values(), model.state_dict().values(), strict=True):
         assert torch.equal(a, b)
-    with pytest.raises(ValueError, match="checkpoint"):
+    with pytest.raises(ValueError, match="resume file"):
         train(fresh(), loader(), replace(config, valid_every=None), progress=False, pause_at=2)
 
 
@@ -176,9 +177,9 @@ def test_pausing_again_at_the_same_update_trains_nothing(tiny, tmp_path):
     model = make_cho(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=8, hidden_size=16)
     ckpt = tmp_path / "run.pt"
     config = TrainConfig(epochs=2, lr=1e-2)
-    first = train(model, _loader(tiny), config, checkpoint=ckpt, pause_at=3, progress=False)
+    first = train(model, _loader(tiny), config, resume=ckpt, pause_at=3, progress=False)
     saved = ckpt.read_bytes()
-    again = train(model, _loader(tiny), config, checkpoint=ckpt, pause_at=3, progress=False)
+    again = train(model, _loader(tiny), config, resume=ckpt, pause_at=3, progress=False)
     assert again == first and again["updates"] == 3 and ckpt.read_bytes() == saved
 
 

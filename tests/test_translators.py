@@ -9,11 +9,10 @@ import torch
 
 from seq2seq_lib import ablation, translators
 from seq2seq_lib.attention_seq2seq import TranslatorModel
-from seq2seq_lib.checkpoint import export_translator
 from seq2seq_lib.device import Run
 from seq2seq_lib.seq2seq import build_seq2seq, seq2seq_recipe
 from seq2seq_lib.training import Schedule
-from seq2seq_lib.translate import load_translator
+from seq2seq_lib.translator import export_translator, load_translator
 
 QUICK = Run(torch.device("cpu"), "quick", 0)
 FULL = Run(torch.device("cpu"), "full", 0)

@@ -1,40 +1,60 @@
-"""Translating raw text with a translator checkpoint, and the ``seq2seq-translate`` command.
+"""A translator: a trained model with its vocabularies, saved in one file, and the
+``seq2seq-translate`` command.
 
-:func:`load_translator` turns a checkpoint (:mod:`seq2seq_lib.checkpoint`, written by
-:func:`~seq2seq_lib.checkpoint.export_translator`) into a :class:`Translator` — sentences in,
-sentences out — on a device; :func:`main` is the command line::
+A model trained in a notebook is only half of a translator: the vocabularies, the
+tokenisation and the architecture are needed too. :func:`export_translator` writes all of it
+into one checkpoint (:mod:`seq2seq_lib.checkpoint`: the model's class and configuration, its
+weights, both vocabularies and how text is processed; read with ``weights_only=True``);
+:func:`load_translator` reads it back into a :class:`Translator` — sentences in, sentences
+out — on a device; :func:`main` is the command line::
 
     seq2seq-translate translator.pt "Je suis content ." -k 5 --alpha 1.0
     seq2seq-translate translator.pt < sentences.txt      # one sentence per line
-    python -m seq2seq_lib.translate translator.pt "Bonjour !"
+    python -m seq2seq_lib.translator translator.pt "Bonjour !"
 
 Translation reuses :func:`seq2seq_lib.evaluation.translate`: raw text is tokenised with
 :func:`~seq2seq_lib.vocab.tokenize`, decoded with greedy search (``beam_size=1``) or
 :func:`~seq2seq_lib.beam.beam_search`, and detokenised with
-:func:`~seq2seq_lib.vocab.detokenize`.
+:func:`~seq2seq_lib.vocab.detokenize`. A missing, corrupt or incompatible file is a
+:class:`~seq2seq_lib.checkpoint.CheckpointError` whose message says what to do.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from numbers import Integral, Real
+from pathlib import Path
+from typing import Any
 
 import torch
 
 from seq2seq_lib.beam import beam_search
-from seq2seq_lib.checkpoint import Checkpoint, CheckpointError, read_translator
+from seq2seq_lib.checkpoint import (
+    Checkpoint,
+    CheckpointError,
+    IncompatibleCheckpointError,
+    model_class_name,
+    read_checkpoint,
+    save_checkpoint,
+)
 from seq2seq_lib.decoding import greedy_search
 from seq2seq_lib.device import resolve_device
 from seq2seq_lib.encoder_decoder import EncoderDecoder
 from seq2seq_lib.evaluation import translate as translate_tokens
-from seq2seq_lib.vocab import detokenize, tokenize
+from seq2seq_lib.vocab import Vocab, detokenize, tokenize
 
 PROG = "seq2seq-translate"
+LANGS = ("en", "fr")
+_HOW_TO_EXPORT = (
+    "A translator checkpoint is made by seq2seq_lib.translator.export_translator(path, model, "
+    "src_vocab, tgt_vocab); chapter 11 exports one (translator-fr-en.pt)."
+)
 
 
 def _resolve(device: str | torch.device) -> torch.device:
@@ -65,15 +85,73 @@ def _check_options(beam_size: int, alpha: float, max_len: int) -> None:
         raise ValueError(f"max_len must be an integer >= 1, got {max_len!r}")
 
 
+def export_translator(
+    path: str | os.PathLike[str],
+    model: EncoderDecoder,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    *,
+    src_lang: str = "fr",
+    tgt_lang: str = "en",
+    lowercase: bool = True,
+    metadata: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``model`` and everything needed to use it into one checkpoint
+    (:func:`~seq2seq_lib.checkpoint.save_checkpoint`: written atomically, read with
+    ``weights_only=True``).
+
+    Args:
+        path: the file to write.
+        model: the trained model, a library model that its ``config`` rebuilds
+            (:class:`~seq2seq_lib.attention_seq2seq.TranslatorModel`, ...); its weights are
+            copied to the CPU.
+        src_vocab, tgt_vocab: the vocabularies it was trained with.
+        src_lang, tgt_lang: ``"fr"`` or ``"en"``; the target language chooses the
+            detokeniser (:func:`~seq2seq_lib.vocab.detokenize`).
+        lowercase: whether the training sentences were lower-cased (input text will be).
+        metadata: JSON-like information to keep with the model (BLEU, the chosen search, ...).
+
+    Raises:
+        ValueError: a model its configuration does not rebuild, vocabularies of other sizes
+            than the configuration's, an unknown language, or ``metadata`` that is not
+            JSON-like.
+    """
+    if model_class_name(model) is None:
+        raise ValueError(f"cannot export a {type(model).__name__}: a translator must be a "
+                         "library model built from its config (e.g. TranslatorModel)")
+    for name, lang in (("src_lang", src_lang), ("tgt_lang", tgt_lang)):
+        if lang not in LANGS:
+            raise ValueError(f"{name} must be one of {LANGS}, got {lang!r}")
+    for side, vocab in (("src", src_vocab), ("tgt", tgt_vocab)):
+        if not isinstance(vocab, Vocab):
+            raise ValueError(f"{side}_vocab must be a seq2seq_lib.vocab.Vocab")
+        size = getattr(model.config, f"{side}_vocab_size")
+        if len(vocab) != size:
+            raise ValueError(f"{side}_vocab has {len(vocab)} tokens but the model's config "
+                             f"says {side}_vocab_size={size}")
+    try:
+        metadata = json.loads(json.dumps(dict(metadata or {})))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"metadata must be JSON-like (dicts, lists, strings, numbers): {err}") from None
+    return save_checkpoint(
+        path, model, vocabs={"src": src_vocab.itos, "tgt": tgt_vocab.itos},
+        text={"src_lang": src_lang, "tgt_lang": tgt_lang, "lowercase": bool(lowercase)},
+        metadata=metadata,
+    )
+
+
 @dataclass
 class Translator:
     """A trained model with its vocabularies and text processing: sentences in, sentences out.
 
-    It has a :class:`~seq2seq_lib.checkpoint.Checkpoint` (the model, in eval mode on its
-    device, its vocabularies, languages and metadata). Make one with :func:`load_translator`.
+    It has the :class:`~seq2seq_lib.checkpoint.Checkpoint` it was read from (the model, in
+    eval mode on its device; ``text`` and ``metadata``) and the two vocabularies. Make one with
+    :func:`load_translator`.
     """
 
     checkpoint: Checkpoint
+    src_vocab: Vocab
+    tgt_vocab: Vocab
 
     @property
     def model(self) -> EncoderDecoder:
@@ -110,36 +188,60 @@ class Translator:
             raise TypeError("translate expects a list of sentences, got one str; wrap it: [text]")
         _check_options(beam_size, alpha, max_len)
         beam_size, alpha, max_len = int(beam_size), float(alpha), int(max_len)
-        c = self.checkpoint
-        tokens = [tokenize(s, lowercase=c.lowercase) for s in sentences]
+        text = self.checkpoint.text or {}
+        tokens = [tokenize(s, lowercase=text["lowercase"]) for s in sentences]
         todo = [i for i, t in enumerate(tokens) if t]
         out = [""] * len(tokens)
         if todo:
             search = (greedy_search if beam_size == 1
                       else partial(beam_search, beam_size=beam_size, alpha=alpha))
             results = translate_tokens(
-                c.model, [tokens[i] for i in todo], c.src_vocab, c.tgt_vocab,
+                self.model, [tokens[i] for i in todo], self.src_vocab, self.tgt_vocab,
                 search=search, max_len=max_len, device=self.device,
             )
             for i, words in zip(todo, results, strict=True):
-                out[i] = detokenize(words, lang=c.tgt_lang)
+                out[i] = detokenize(words, lang=text["tgt_lang"])
         return out
 
 
 def load_translator(path: str | os.PathLike[str], device: str | torch.device = "cpu") -> Translator:
-    """Read the checkpoint at ``path`` (:func:`seq2seq_lib.checkpoint.read_translator`) and
-    return its :class:`Translator`, the model in eval mode on ``device``: ``"cpu"``
-    (default), ``"cuda"``, ``"auto"`` (CUDA when present) or any ``torch.device`` name.
+    """Read a checkpoint written by :func:`export_translator` and return its
+    :class:`Translator`, the model in eval mode on ``device``: ``"cpu"`` (default),
+    ``"cuda"``, ``"auto"`` (CUDA when present) or any ``torch.device`` name. Reading does
+    not change the global random state.
 
     Raises:
-        CheckpointError: the file is missing, not a translator checkpoint, or one this
-            library cannot rebuild (:mod:`seq2seq_lib.checkpoint`).
+        CheckpointError: the file is missing, not a checkpoint, or one this library cannot
+            rebuild (:mod:`seq2seq_lib.checkpoint`), or a model checkpoint without what a
+            translator needs (vocabularies, text settings).
         ValueError: ``device`` is not available.
     """
     dev = _resolve(device)
-    translator = Translator(read_translator(path))
-    translator.model.to(dev).eval()
-    return translator
+    ckpt = read_checkpoint(path)
+    where = Path(path).expanduser()
+    if ckpt.model is None or not ckpt.vocabs or not ckpt.text:
+        missing = [what for what, ok in (("a library model class", ckpt.model is not None),
+                                          ("vocabularies", bool(ckpt.vocabs)),
+                                          ("text settings", bool(ckpt.text))) if not ok]
+        raise IncompatibleCheckpointError(
+            f"{where} is a checkpoint but not a translator: it has no {', no '.join(missing)} "
+            f"(a model-cache file has weights only). {_HOW_TO_EXPORT}")
+    try:
+        src_vocab, tgt_vocab = (Vocab(ckpt.vocabs[side]) for side in ("src", "tgt"))
+    except (KeyError, TypeError, ValueError) as err:
+        raise IncompatibleCheckpointError(f"the vocabularies in {where} are invalid: {err}") from None
+    config = ckpt.model.config
+    if (len(src_vocab), len(tgt_vocab)) != (config.src_vocab_size, config.tgt_vocab_size):
+        raise IncompatibleCheckpointError(
+            f"the vocabularies in {where} have {len(src_vocab)} and {len(tgt_vocab)} tokens, "
+            f"but its configuration says {config.src_vocab_size} and {config.tgt_vocab_size}"
+        )
+    if ckpt.text.get("tgt_lang") not in LANGS or not isinstance(ckpt.text.get("lowercase"), bool):
+        raise IncompatibleCheckpointError(
+            f"{where} has text settings {ckpt.text}; a translator needs tgt_lang in {LANGS} "
+            "and lowercase True or False")
+    ckpt.model.to(dev).eval()
+    return Translator(ckpt, src_vocab, tgt_vocab)
 
 
 # --------------------------------------------------------------------------- command line
@@ -149,7 +251,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Translate sentences with a translator checkpoint of the course "
-        "'Modern RNNs & Seq2Seq' (made by seq2seq_lib.checkpoint.export_translator; chapter 11 "
+        "'Modern RNNs & Seq2Seq' (made by seq2seq_lib.translator.export_translator; chapter 11 "
         "exports one). Prints one translation per line.",
         epilog=f'example: {PROG} translator.pt "Je suis content ." -k 5 --alpha 1.0',
     )

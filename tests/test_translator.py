@@ -1,4 +1,5 @@
-"""The translator checkpoint (export, safe load, clear errors) and the seq2seq-translate command."""
+"""The translator (export, safe load, clear errors) and the seq2seq-translate command; the
+checkpoint format itself (seq2seq_lib.checkpoint) as a translator uses it."""
 
 from __future__ import annotations
 
@@ -14,24 +15,22 @@ import pytest
 import torch
 from torch import nn
 
-from seq2seq_lib import cache, checkpoint
+from seq2seq_lib import cache
 from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
 from seq2seq_lib.beam import beam_search
 from seq2seq_lib.checkpoint import (
     FORMAT,
-    MODELS,
     CheckpointError,
     CheckpointNotFoundError,
     IncompatibleCheckpointError,
-    NotATranslatorError,
-    export_translator,
-    read_translator,
+    NotACheckpointError,
+    read_checkpoint,
 )
 from seq2seq_lib.decoding import greedy_search
 from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
 from seq2seq_lib.evaluation import translate as translate_tokens
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
-from seq2seq_lib.translate import Translator, load_translator, main
+from seq2seq_lib.translator import Translator, export_translator, load_translator, main
 from seq2seq_lib.vocab import Vocab, detokenize, tokenize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,8 +48,8 @@ CONFIGS = {
     "ChoModel": ChoConfig(len(SRC), len(TGT), embed_size=8, hidden_size=12),
 }
 CLASSES = {TranslatorConfig: TranslatorModel, Seq2SeqConfig: Seq2SeqModel, ChoConfig: ChoModel}
-KEYS = {"format", "model", "config", "src_vocab", "tgt_vocab", "src_lang", "tgt_lang",
-        "lowercase", "state_dict", "metadata", "torch_version", "seq2seq_lib_version"}
+KEYS = {"format", "model", "config", "state_dict", "history", "vocabs", "text", "metadata",
+        "training", "versions"}
 
 
 def make_model(kind: str = "TranslatorModel") -> nn.Module:
@@ -90,9 +89,8 @@ def test_round_trip_translates_exactly_like_the_original_model(tmp_path, kind):
     for (name, a), b in zip(model.state_dict().items(), loaded.model.state_dict().values(),
                             strict=True):
         assert torch.equal(a, b), name
-    assert loaded.checkpoint.src_vocab == SRC and loaded.checkpoint.tgt_vocab == TGT
-    c = loaded.checkpoint
-    assert (c.src_lang, c.tgt_lang, c.lowercase) == ("fr", "en", True)
+    assert loaded.src_vocab == SRC and loaded.tgt_vocab == TGT
+    assert loaded.checkpoint.text == {"src_lang": "fr", "tgt_lang": "en", "lowercase": True}
     assert loaded.checkpoint.metadata == {"bleu": 12.5}
     assert loaded.model.reverse_source == model.reverse_source
     tokens = [tokenize(s) for s in SENTENCES]
@@ -106,14 +104,15 @@ def test_checkpoint_is_plain_data_and_loads_with_weights_only(tmp_path):
     path = export(tmp_path)
     ckpt = torch.load(path, weights_only=True)
     assert set(ckpt) == KEYS
-    assert ckpt["format"] == FORMAT == "seq2seq-course-translator/2"
-    assert ckpt["model"] == "TranslatorModel" and MODELS["TranslatorModel"] is TranslatorModel
+    assert ckpt["format"] == FORMAT == "seq2seq-course-checkpoint/3"
+    assert ckpt["model"] == "seq2seq_lib.attention_seq2seq.TranslatorModel"
     assert ckpt["config"] == dataclasses.asdict(CONFIGS["TranslatorModel"])
     assert ckpt["config"]["score"] == "general"  # resolved, not None
-    assert ckpt["src_vocab"] == SRC.itos and all(type(t) is str for t in ckpt["tgt_vocab"])
+    assert ckpt["vocabs"]["src"] == SRC.itos and all(type(t) is str for t in ckpt["vocabs"]["tgt"])
     assert ckpt["metadata"] == {"bleu": 12.5, "config": {"epochs": 1}}
+    assert ckpt["history"] is None and ckpt["training"] is None
     assert all(v.device.type == "cpu" for v in ckpt["state_dict"].values())
-    assert ckpt["torch_version"] == torch.__version__
+    assert ckpt["versions"]["torch"] == torch.__version__
     assert not list(tmp_path.glob("*.tmp"))  # written atomically, no temporary left over
 
 
@@ -122,9 +121,8 @@ def test_languages_and_case_are_stored(tmp_path):
     path = export_translator(tmp_path / "t.pt", model, TGT, SRC, src_lang="en", tgt_lang="fr",
                              lowercase=False)
     loaded = load_translator(path)
-    c = loaded.checkpoint
-    assert (c.src_lang, c.tgt_lang, c.lowercase) == ("en", "fr", False)
-    assert loaded.checkpoint.src_vocab == TGT and loaded.checkpoint.metadata == {}
+    assert loaded.checkpoint.text == {"src_lang": "en", "tgt_lang": "fr", "lowercase": False}
+    assert loaded.src_vocab == TGT and loaded.checkpoint.metadata == {}
     with pytest.raises(ValueError, match="tgt_lang"):
         export_translator(tmp_path / "t.pt", model, TGT, SRC, tgt_lang="de")
 
@@ -134,7 +132,7 @@ def test_export_and_load_leave_the_global_random_state_alone(tmp_path):
     torch.manual_seed(123)
     export_translator(tmp_path / "t.pt", model, SRC, TGT)
     load_translator(tmp_path / "t.pt")
-    read_translator(tmp_path / "t.pt")
+    read_checkpoint(tmp_path / "t.pt")
     after = torch.rand(3)
     torch.manual_seed(123)
     assert torch.equal(after, torch.rand(3))
@@ -167,13 +165,13 @@ def test_export_rejects_what_a_checkpoint_cannot_rebuild(tmp_path):
     with pytest.raises(ValueError, match="cannot export a Linear"):
         export_translator(tmp_path / "t.pt", nn.Linear(2, 2), SRC, TGT)
 
-    class Custom(TranslatorModel):
+    class Custom(TranslatorModel):  # defined outside the library: no file could rebuild it
         pass
 
     with pytest.raises(ValueError, match="cannot export a Custom"):
         export_translator(tmp_path / "t.pt", Custom(CONFIGS["TranslatorModel"]), SRC, TGT)
     model.config = {"style": "luong"}
-    with pytest.raises(ValueError, match="config must be a TranslatorConfig"):
+    with pytest.raises(ValueError, match="cannot export a TranslatorModel"):
         export_translator(tmp_path / "t.pt", model, SRC, TGT)
     with pytest.raises(ValueError, match="JSON-like"):
         export_translator(tmp_path / "t.pt", make_model(), SRC, TGT, metadata={"model": model})
@@ -234,7 +232,7 @@ def test_bad_option_values_exit_2_with_a_message(tmp_path, capsys, option):
 def test_python_dash_m_help_works():
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
                                                                      os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.run([sys.executable, "-m", "seq2seq_lib.translate", "--help"],
+    proc = subprocess.run([sys.executable, "-m", "seq2seq_lib.translator", "--help"],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "seq2seq-translate" in proc.stdout and "--beam-size" in proc.stdout
@@ -268,14 +266,12 @@ def _random_bytes(tmp_path: Path) -> Path:
     return path
 
 
-def _version_1(tmp_path: Path) -> Path:
-    """A checkpoint as format version 1 wrote it: a builder name and its keyword arguments."""
-    def change(ckpt):
-        ckpt.update(format=f"{checkpoint.FORMAT_NAME}/1", builder="attention_model",
-                    kwargs={"style": "luong", "embed_size": 8, "hidden_size": 12})
-        del ckpt["model"], ckpt["config"]
-
-    return _edit(tmp_path, change)
+def _old_translator(tmp_path: Path) -> Path:
+    """A translator checkpoint as an earlier seq2seq_lib wrote it (its own format, version 2)."""
+    path = tmp_path / "old.pt"
+    torch.save({"format": "seq2seq-course-translator/2", "model": "TranslatorModel",
+                "config": {}, "state_dict": {}}, path)
+    return path
 
 
 def _wrong_shape(ckpt):
@@ -285,31 +281,50 @@ def _wrong_shape(ckpt):
 BAD = {
     "missing": (lambda tmp: tmp / "nowhere.pt", CheckpointNotFoundError,
                 ["does not exist", "nowhere.pt"]),
-    "random bytes": (_random_bytes, NotATranslatorError,
-                     ["not a translator checkpoint", "export_translator"]),
-    "cache file": (_cache_file, NotATranslatorError,
-                   ["model-cache file", "train_or_load", "export_translator"]),
-    "no format tag": (lambda tmp: _edit(tmp, lambda c: c.pop("format")), NotATranslatorError,
-                      ["without the 'format' tag", "export_translator"]),
-    "version 1": (_version_1, IncompatibleCheckpointError,
-                  ["format version '1'", "reads only version 2", "builder function",
-                   "export_translator(path, model, src_vocab, tgt_vocab)"]),
-    "version 3": (lambda tmp: _edit(tmp, lambda c: c.update(
-                  format=f"{checkpoint.FORMAT_NAME}/3")),
-                  IncompatibleCheckpointError, ["format version '3'", "reads only version 2"]),
-    "unknown model": (lambda tmp: _edit(tmp, lambda c: c.update(model="Transformer")),
-                      IncompatibleCheckpointError, ["'Transformer'", "TranslatorModel"]),
+    "random bytes": (_random_bytes, NotACheckpointError,
+                     ["is not a checkpoint", "corrupt"]),
+    "cache file": (_cache_file, IncompatibleCheckpointError,
+                   ["not a translator", "no a library model class, no vocabularies",
+                    "export_translator"]),
+    "no format tag": (lambda tmp: _edit(tmp, lambda c: c.pop("format")), NotACheckpointError,
+                      ["without the 'format' tag"]),
+    "old translator": (_old_translator, IncompatibleCheckpointError,
+                       ["older seq2seq_lib", "'seq2seq-course-translator/2'",
+                        "export_translator"]),
+    "version 4": (lambda tmp: _edit(tmp, lambda c: c.update(
+                  format="seq2seq-course-checkpoint/4")),
+                  IncompatibleCheckpointError, ["format version '4'", "reads only version 3"]),
+    "unknown model": (lambda tmp: _edit(tmp, lambda c: c.update(
+                      model="seq2seq_lib.transformer.Transformer")),
+                      IncompatibleCheckpointError, ["'seq2seq_lib.transformer.Transformer'",
+                                                    "does not have"]),
+    "outside class": (lambda tmp: _edit(tmp, lambda c: c.update(model="os.system")),
+                      IncompatibleCheckpointError, ["'os.system'", "does not have"]),
     "unknown field": (lambda tmp: _edit(tmp, lambda c: c["config"].update(heads=8)),
                       IncompatibleCheckpointError, ["TranslatorModel", "heads"]),
     "rejected config": (lambda tmp: _edit(tmp, lambda c: c["config"].update(style="rnn")),
                         IncompatibleCheckpointError, ["TranslatorModel", "style", "'rnn'"]),
     "vocab size": (lambda tmp: _edit(tmp, lambda c: c["config"].update(tgt_vocab_size=99)),
-                   IncompatibleCheckpointError, ["15 and 15 tokens", "15 and 99"]),
+                   IncompatibleCheckpointError, ["decoder", "99"]),
+    "vocabularies": (lambda tmp: _edit(tmp, lambda c: c["vocabs"]["tgt"].pop()),
+                     IncompatibleCheckpointError, ["15 and 14 tokens", "15 and 15"]),
     "wrong shape": (lambda tmp: _edit(tmp, _wrong_shape), IncompatibleCheckpointError,
                     ["decoder.W_s.weight", "[3, 12]", f"[{len(TGT)}, 12]"]),
     "missing key": (lambda tmp: _edit(tmp, lambda c: c["state_dict"].pop("decoder.W_s.bias")),
                     IncompatibleCheckpointError, ["decoder.W_s.bias", "Missing"]),
 }
+
+
+def test_a_cached_library_model_is_rebuilt_without_its_recipe(tmp_path):
+    config = CONFIGS["TranslatorModel"]
+    trained = cache.train_or_load("tiny-translator", {"c": 1}, lambda: TranslatorModel(config),
+                                  lambda model: {"loss": [1.0]}, directory=tmp_path)
+    again = read_checkpoint(trained.path)
+    assert type(again.model) is TranslatorModel and again.model.config == config
+    assert again.history == {"loss": [1.0]} and again.metadata["cache"]["name"] == "tiny-translator"
+    for a, b in zip(trained.model.state_dict().values(), again.model.state_dict().values(),
+                    strict=True):
+        assert torch.equal(a, b)
 
 
 @pytest.mark.parametrize("case", list(BAD))
