@@ -31,10 +31,10 @@ import torch  # noqa: E402
 from _machine import machine  # noqa: E402
 from _timing import timed  # noqa: E402
 
-from seq2seq_lib import seq2seq, translators  # noqa: E402
 from seq2seq_lib.beam import beam_bleu, beam_search  # noqa: E402
 from seq2seq_lib.device import setup  # noqa: E402
 from seq2seq_lib.evaluation import bleu  # noqa: E402
+from seq2seq_lib.recipes import ch07, ch08  # noqa: E402
 
 BEAM_SIZES, ALPHAS, SEED = (2, 5, 10), (0.0, 0.6, 1.0), 1
 
@@ -46,9 +46,9 @@ def main() -> None:
     args = parser.parse_args()
 
     run = setup("cpu", "quick")
-    data = seq2seq.translation_data()
-    model = translators.train_translator(run, data, style="luong", score="general",
-                                         progress=False).model
+    data = ch07.translation_data()
+    model = ch08.train_translator(run, data, style="luong", score="general",
+                                  progress=False).model
     common = {"limit": args.sources, "seed": SEED, "device": run.device}
     rows, same = {}, True
     for k in BEAM_SIZES:

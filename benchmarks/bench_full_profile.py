@@ -41,13 +41,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU kernels)
-from seq2seq_lib import ablation, seq2seq, translators  # noqa: E402
-from seq2seq_lib.attention_seq2seq import TranslatorModel  # noqa: E402
+from seq2seq_lib import ablation  # noqa: E402
 from seq2seq_lib.batches import TranslationDataset, sample_pairs  # noqa: E402
 from seq2seq_lib.beam import beam_search  # noqa: E402
-from seq2seq_lib.buckets import bucket_loader  # noqa: E402
+from seq2seq_lib.buckets import bucket_batches, bucket_loader  # noqa: E402
 from seq2seq_lib.device import Run, describe_machine, setup  # noqa: E402
 from seq2seq_lib.evaluation import bleu  # noqa: E402
+from seq2seq_lib.recipes import build_model, ch07, ch08, ch11  # noqa: E402
 from seq2seq_lib.training import TrainConfig, evaluate_loss, train  # noqa: E402
 
 WARMUP, UPDATES = 10, 200
@@ -74,7 +74,7 @@ def timed(fn, run: Run) -> float:
 
 def planned_updates(config: TrainConfig, train_set: TranslationDataset) -> int:
     """The updates a recipe's run plans: ``steps``, or its epochs of length-bucketed batches."""
-    return config.steps or config.epochs * len(bucket_loader(train_set, config.batch_size))
+    return config.steps or config.epochs * bucket_batches(len(train_set), config.batch_size)
 
 
 def measure(name: str, build, train_config: TrainConfig, data, train_set, run: Run,
@@ -133,28 +133,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     run = setup("cpu" if args.measured else args.device, "full")
-    data = seq2seq.translation_data()
+    data = ch07.translation_data()
     train_set = data.dataset("train")
-    recipes = {ablation.SEQ2SEQ_LABEL: seq2seq.seq2seq_recipe(run, data)}
-    recipes.update({label: translators.translator_recipe(run, data, **variant)
-                    for label, variant in ablation.VARIANTS.items()})
+    plans = {ablation.SEQ2SEQ_LABEL: ch07.seq2seq_plan(run, data)}
+    plans.update({label: ch08.translator_plan(run, data, **variant)
+                  for label, variant in ch11.VARIANTS.items()})
     if args.only is not None:  # "seq2seq": chapter 7's LSTM; "translators": the others
-        recipes = {label: r for label, r in recipes.items()
-                   if (label == ablation.SEQ2SEQ_LABEL) == (args.only == "seq2seq")}
+        plans = {label: plan for label, plan in plans.items()
+                 if (label == ablation.SEQ2SEQ_LABEL) == (args.only == "seq2seq")}
     earlier: dict = {}
     if args.measured:  # the costs measured before, the update counts of the recipes now
         earlier = json.loads(args.measured.read_text(encoding="utf-8"))
         measured: dict[str, dict] = earlier["measured"]
         for label, m in measured.items():
-            m["planned_updates"] = planned_updates(recipes[label][1], train_set)
+            m["planned_updates"] = planned_updates(plans[label].train, train_set)
     else:
         measured = {}
-        for label, (model_config, train_config) in recipes.items():
-            build = (seq2seq.build_seq2seq if label == ablation.SEQ2SEQ_LABEL
-                     else TranslatorModel)
-            measured[label] = measure(label, lambda b=build, c=model_config: b(c),
-                                      train_config, data, train_set, run, args.rounds,
-                                      args.sentences)
+        for label, plan in plans.items():
+            build = partial(build_model, plan.model_class, plan.model, plan.train.seed)
+            measured[label] = measure(label, build, plan.train, data, train_set, run,
+                                      args.rounds, args.sentences)
 
     estimates: dict[str, float] = {}
     test_sources = len({tuple(src) for src, _ in data.test})
@@ -170,8 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     if all(label in measured for label in chapter8):
         estimates["08 (its two translators)"] = sum(training_seconds(measured[label])
                                                     for label in chapter8)
-    if all(label in measured for label in ablation.VARIANTS):
-        rest = [label for label in ablation.VARIANTS if label not in chapter8]
+    if all(label in measured for label in ch11.VARIANTS):
+        rest = [label for label in ch11.VARIANTS if label not in chapter8]
         table = sum(ablation.VALID_LIMIT * m["s_per_greedy_sentence"]
                     + test_sources * m["s_per_greedy_sentence"] for m in measured.values())
         best = measured["Bahdanau, additive"]

@@ -9,10 +9,10 @@ a translator. This measures, for each threshold:
 * the vocabulary sizes and the share of validation target tokens that become ``<unk>``;
 * the median time of one training update (real batches of the training split, Adam, the
   portable numerics of ``seq2seq_lib.numerics``) of chapter 8's translator recipe
-  (``translators.translator_recipe``) and of chapter 7's LSTM recipe
-  (``seq2seq.seq2seq_recipe``), thresholds interleaved round by round, with the ratio to
+  (``recipes.ch08.translator_plan``) and of chapter 7's LSTM recipe
+  (``recipes.ch07.seq2seq_plan``), thresholds interleaved round by round, with the ratio to
   the baseline threshold 3 (what the chapters used before this benchmark chose 10, now
-  ``seq2seq.DATA``) measured in the same run;
+  ``recipes.ch07.DATA``) measured in the same run;
 * with ``--train``: each recipe trained for its full quick budget at each threshold, then
   greedy BLEU on a fixed random sample of 1,000 **validation** sources (what a choice may
   use) and, for reporting only, on a fixed sample of 2,000 test sources.
@@ -40,8 +40,6 @@ import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU 
 import torch  # noqa: E402
 from _machine import machine  # noqa: E402  (benchmarks/ is on sys.path)
 
-from seq2seq_lib import seq2seq, translators  # noqa: E402
-from seq2seq_lib.attention_seq2seq import TranslatorModel  # noqa: E402
 from seq2seq_lib.batches import TranslationData  # noqa: E402
 from seq2seq_lib.buckets import bucket_loader  # noqa: E402
 from seq2seq_lib.corpus import load_translation_data  # noqa: E402
@@ -49,12 +47,13 @@ from seq2seq_lib.device import setup  # noqa: E402
 from seq2seq_lib.evaluation import bleu  # noqa: E402
 from seq2seq_lib.losses import masked_cross_entropy  # noqa: E402
 from seq2seq_lib.numerics import make_optimizer  # noqa: E402
+from seq2seq_lib.recipes import build_model, ch07, ch08  # noqa: E402
 from seq2seq_lib.training import fit  # noqa: E402
 from seq2seq_lib.vocab import PAD_ID, UNK_ID  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "vocab.json"
 RECIPES = ("ch. 8 translator", "ch. 7 LSTM")
-BASELINE: int = 3  # the chapters' threshold before this benchmark chose seq2seq.DATA's
+BASELINE: int = 3  # the chapters' threshold before this benchmark chose recipes.ch07.DATA's
 
 
 def build(recipe: str, data: TranslationData):
@@ -62,11 +61,10 @@ def build(recipe: str, data: TranslationData):
     chapters."""
     run = setup("cpu", "quick")
     if recipe == "ch. 7 LSTM":
-        model_config, train_config = seq2seq.seq2seq_recipe(run, data)
-        return seq2seq.build_seq2seq(model_config), train_config
-    model_config, train_config = translators.translator_recipe(run, data)
-    torch.manual_seed(train_config.seed)
-    return TranslatorModel(model_config), train_config
+        plan = ch07.seq2seq_plan(run, data)
+    else:
+        plan = ch08.translator_plan(run, data)
+    return build_model(plan.model_class, plan.model, plan.train.seed), plan.train
 
 
 def unk_share(data: TranslationData) -> float:
@@ -102,7 +100,7 @@ def update_timer(recipe: str, data: TranslationData, n_batches: int):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--min-freq", type=int, nargs="+",
-                        default=sorted({BASELINE, seq2seq.DATA["min_freq"]}))
+                        default=sorted({BASELINE, ch07.DATA["min_freq"]}))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=8)
     parser.add_argument("--train", action="store_true",
@@ -112,7 +110,7 @@ def main() -> None:
     if BASELINE not in args.min_freq:
         parser.error(f"--min-freq must include the baseline {BASELINE}")
     os.environ.setdefault("SEQ2SEQ_DATA", str(ROOT.parent / "shared" / "data"))
-    datasets = {m: load_translation_data(**{**seq2seq.DATA, "min_freq": m})
+    datasets = {m: load_translation_data(**{**ch07.DATA, "min_freq": m})
                 for m in args.min_freq}
     result: dict = {
         "about": "median ms per training update (median over rounds of the median over "

@@ -4,11 +4,11 @@
     python scripts/translator_results.py --profile quick --device cpu
     python scripts/translator_results.py --profile quick --device cpu --controls
 
-``--controls`` trains and measures ``seq2seq_lib.ablation.CONTROLS`` instead (the score
+``--controls`` trains and measures ``seq2seq_lib.recipes.ch11.CONTROLS`` instead (the score
 functions with several seeds, scaled scores, a lower learning rate) and writes
 ``seq2seq_lib/results/translator-controls-<profile>.json``.
 
-It trains (or, with ``--cache``, loads) every variant of ``seq2seq_lib.ablation.VARIANTS``
+It trains (or, with ``--cache``, loads) every variant of ``seq2seq_lib.recipes.ch11.VARIANTS``
 and chapter 7's seq2seq, measures them exactly as chapter 11 does — choices on the
 validation split, numbers reported on the test split — and writes
 ``seq2seq_lib/results/translator-<profile>.json``: the tables plus the command, the hardware,
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="models trained side by side, one process each (default: one per "
                              "core on a CPU, 1 on a GPU; several may share one GPU)")
     parser.add_argument("--controls", action="store_true",
-                        help="train and measure ablation.CONTROLS (several seeds and the "
+                        help="train and measure recipes.ch11.CONTROLS (several seeds and the "
                              "controls of the score comparison) instead of the ablation")
     args = parser.parse_args(argv)
     name = f"translator-{'controls-' * args.controls}{args.profile}.json"
@@ -105,20 +105,21 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.pop("SEQ2SEQ_PROFILE", None)  # the command line decides
     os.environ.pop("SEQ2SEQ_DEVICE", None)
 
-    from seq2seq_lib import ablation, seq2seq, translators  # first import: pins the kernels
+    from seq2seq_lib import ablation  # first import: pins the kernels
     from seq2seq_lib.device import describe_machine, setup
+    from seq2seq_lib.recipes import ch07, ch08, ch11
 
     run = setup(args.device, args.profile)
     print(f"{run}; cache {args.cache}; results -> {out}", flush=True)
     started, start = datetime.now(timezone.utc), time.perf_counter()
 
-    data = seq2seq.translation_data()
-    jobs = ablation.control_jobs() if args.controls else ablation.VARIANTS
+    data = ch07.translation_data()
+    jobs = ch11.control_jobs() if args.controls else ch11.VARIANTS
     cached = {label for label, kw in jobs.items()
-              if translators.translator_path(run, data, **kw).exists()}
-    trained = translators.train_translators(run, data, jobs, workers=args.workers)
+              if ch08.translator_path(run, data, **kw).exists()}
+    trained = ch08.train_translators(run, data, jobs, workers=args.workers)
     if not args.controls:
-        trained[ablation.SEQ2SEQ_LABEL] = seq2seq.train_seq2seq(run, data)
+        trained[ablation.SEQ2SEQ_LABEL] = ch07.train_seq2seq(run, data)
         if trained[ablation.SEQ2SEQ_LABEL].loaded:
             cached.add(ablation.SEQ2SEQ_LABEL)
     train_seconds = time.perf_counter() - start

@@ -1,7 +1,8 @@
 """Chapter 11: the translator ablation — which design decisions matter, on held-out data.
 
-Every variant is chapter 8's GRU translator with one decision changed (:data:`VARIANTS`);
-chapter 7's LSTM seq2seq is a further baseline. The rules of the measurement:
+Every variant is chapter 8's GRU translator with one decision changed
+(:data:`seq2seq_lib.recipes.ch11.VARIANTS`); chapter 7's LSTM seq2seq is a further baseline.
+The rules of the measurement:
 
 * every choice — the best variant, the beam size :math:`k`, the length penalty :math:`\\alpha`
   — is made on the **validation** split;
@@ -31,34 +32,8 @@ from seq2seq_lib.cache import Trained
 from seq2seq_lib.device import Run
 from seq2seq_lib.encoder_decoder import EncoderDecoder
 from seq2seq_lib.evaluation import bleu
+from seq2seq_lib.recipes.ch11 import CONTROLS
 
-#: ``{label: variant of seq2seq_lib.translators.train_translator}``; one decision changed
-#: each.
-VARIANTS: dict[str, dict[str, Any]] = {
-    "no attention": {"style": "none", "score": None},
-    "Luong, dot": {"style": "luong", "score": "dot"},
-    "Luong, general": {"style": "luong", "score": "general"},
-    "Luong, concat": {"style": "luong", "score": "concat"},
-    "Bahdanau, additive": {"style": "bahdanau", "score": "additive"},
-    "general + reversed source": {"style": "luong", "score": "general",
-                                  "reverse_source": True},
-    "general + scheduled sampling": {"style": "luong", "score": "general",
-                                     "teacher_forcing": "scheduled"},
-}
-#: The controls of the score comparison, as ``(group, variant, seeds)``. Each group is trained
-#: once per seed (:func:`seq2seq_lib.translators.translator_recipe`'s ``seed``: initial
-#: weights and batch order); seed 0 is the model of :data:`VARIANTS`. The scaled scores
-#: divide dot and general by :math:`\sqrt{d_k}`; the ``lr`` rows use a 5x lower learning
-#: rate than the quick profile's.
-CONTROLS: tuple[tuple[str, dict[str, Any], tuple[int, ...]], ...] = (
-    ("Luong, dot", VARIANTS["Luong, dot"], (0, 1, 2)),
-    ("Luong, general", VARIANTS["Luong, general"], (0, 1, 2)),
-    ("Luong, concat", VARIANTS["Luong, concat"], (0, 1, 2)),
-    ("Luong, scaled dot", {"style": "luong", "score": "scaled_dot"}, (0, 1, 2)),
-    ("Luong, scaled general", {"style": "luong", "score": "scaled_general"}, (0, 1, 2)),
-    ("Luong, dot, lr 1e-3", {**VARIANTS["Luong, dot"], "lr": 1e-3}, (0,)),
-    ("Luong, general, lr 1e-3", {**VARIANTS["Luong, general"], "lr": 1e-3}, (0,)),
-)
 BEAM_SIZES = (1, 2, 5, 10)
 ALPHAS = (0.0, 0.6, 1.0)
 VALID_LIMIT = 1000  # validation sources scored when choosing (a fixed random sample)
@@ -115,21 +90,10 @@ def variant_row(label: str, trained: Trained, data: TranslationData, *,
     )
 
 
-def control_jobs() -> dict[str, dict[str, Any]]:
-    """Every model of :data:`CONTROLS`, ``{"<group> | seed <n>": variant with its seed}``,
-    all seed-0 models first (the ones a reader has seen in the table), then seed 1, then 2."""
-    most = max(len(seeds) for _, _, seeds in CONTROLS)
-    jobs = {}
-    for i in range(most):
-        for group, variant, seeds in CONTROLS:
-            if i < len(seeds):
-                jobs[f"{group} | seed {seeds[i]}"] = {**variant, "seed": seeds[i]}
-    return jobs
-
-
 @dataclass
 class ControlGroup:
-    """One group of :data:`CONTROLS`: its runs' validation and test BLEU, one per seed."""
+    """One group of :data:`~seq2seq_lib.recipes.ch11.CONTROLS`: its runs' validation and test
+    BLEU, one per seed."""
 
     group: str
     seeds: list[int]
@@ -146,8 +110,9 @@ class ControlGroup:
 
 
 def control_groups(rows: Sequence[VariantRow]) -> list[ControlGroup]:
-    """Gather the rows of :func:`control_jobs` (labels ``"<group> | seed <n>"``) by group,
-    in the order of :data:`CONTROLS`."""
+    """Gather the rows of :func:`~seq2seq_lib.recipes.ch11.control_jobs` (labels
+    ``"<group> | seed <n>"``) by group, in the order of
+    :data:`~seq2seq_lib.recipes.ch11.CONTROLS`."""
     found: dict[str, ControlGroup] = {}
     for r in rows:
         group, _, seed = r.label.rpartition(" | seed ")

@@ -42,7 +42,7 @@ Both decoders return their attention weights ``(N, T, S)`` in the state under
 ``"attention"`` (the weights of the last call), for plots.
 
 :class:`TranslatorModel` builds any of them (and the no-attention baseline) from a
-:class:`TranslatorConfig`; chapter 8's training recipes are in :mod:`seq2seq_lib.translators`.
+:class:`TranslatorConfig`; chapter 8's training recipes are in :mod:`seq2seq_lib.recipes.ch08`.
 """
 
 from __future__ import annotations

@@ -69,9 +69,15 @@ class BucketBatchSampler(Sampler[list[int]]):
         return iter(batches)
 
     def __len__(self) -> int:
-        n, size = len(self.lengths), self.batch_size * self.pool
-        full, rest = divmod(n, size)
-        return full * self.pool + -(-rest // self.batch_size)
+        return bucket_batches(len(self.lengths), self.batch_size, self.pool)
+
+
+def bucket_batches(n: int, batch_size: int, pool: int = 50) -> int:
+    """The number of batches :class:`BucketBatchSampler` makes of ``n`` examples per epoch:
+    each pool of ``batch_size * pool`` examples gives ``pool`` batches, the last pool
+    ``ceil(rest / batch_size)``."""
+    full, rest = divmod(n, batch_size * pool)
+    return full * pool + -(-rest // batch_size)
 
 
 def bucket_loader(

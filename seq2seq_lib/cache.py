@@ -176,6 +176,10 @@ def model_modules(*code: Any) -> set[str]:
 
 
 def _function_fingerprint(fn: Callable[..., Any]) -> str:
+    """SHA-256 of a function's source; of the function inside a :func:`functools.partial`
+    (its bound arguments are the config's business, part of the key elsewhere)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
     try:
         source = inspect.getsource(fn)
     except (OSError, TypeError):  # defined somewhere without source: fall back to bytecode

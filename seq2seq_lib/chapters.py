@@ -45,15 +45,16 @@ MODULE_CHAPTER: dict[str, int] = {
     "losses": 6, "decoding": 6, "encoder_decoder": 6, "training": 6, "evaluation": 6,
     "exercises.ch06": 6,
     # chapter 7: the real corpus and seq2seq (its recipe is reused by chapter 11)
-    "download": 7, "corpus": 7, "seq2seq": 7, "exercises.ch07": 7,
+    "download": 7, "corpus": 7, "seq2seq": 7, "recipes": 7, "recipes.ch07": 7,
+    "exercises.ch07": 7,
     # chapter 8: attention, the translators and their recipes
-    "attention": 8, "attention_seq2seq": 8, "translators": 8, "exercises.ch08": 8,
+    "attention": 8, "attention_seq2seq": 8, "recipes.ch08": 8, "exercises.ch08": 8,
     # chapter 9: beam search
     "beam": 9, "exhaustive": 9, "search_examples": 9, "exercises.ch09": 9,
     # chapter 10: BLEU
     "bleu": 10, "exercises.ch10": 10,
     # chapter 11: the translator: ablation, export, the command line
-    "ablation": 11, "translator": 11, "exercises.ch11": 11,
+    "recipes.ch11": 11, "ablation": 11, "translator": 11, "exercises.ch11": 11,
 }
 
 

@@ -15,25 +15,17 @@ the first target words and made optimisation much easier. Reversal is done by th
 pipeline (``collate(..., reverse_source=True)``); the model records it in
 ``model.reverse_source`` so that evaluation builds its batches the same way.
 
-:class:`Seq2SeqModel` is built from a :class:`Seq2SeqConfig`. The end of the module is
-chapter 7's recipe, which chapter 11 reuses: the French→English data (:data:`DATA`,
-:func:`translation_data`, shared by chapters 7–11), the sizes and budget of each profile
-(:func:`seq2seq_recipe`) and :func:`train_seq2seq`, which trains the model once and loads it
-from the cache afterwards.
+:class:`Seq2SeqModel` is built from a :class:`Seq2SeqConfig`. Chapter 7's recipe — its data,
+sizes and budget, trained once and cached — is :mod:`seq2seq_lib.recipes.ch07`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 from torch import nn
 
-from seq2seq_lib import cache
-from seq2seq_lib.batches import TranslationData
-from seq2seq_lib.corpus import load_translation_data
-from seq2seq_lib.device import Run
 from seq2seq_lib.encoder_decoder import (
     Decoder,
     EncoderDecoder,
@@ -41,7 +33,6 @@ from seq2seq_lib.encoder_decoder import (
     LSTMEncoder,
     State,
 )
-from seq2seq_lib.training import TrainConfig, fit
 from seq2seq_lib.vocab import PAD_ID
 
 
@@ -146,66 +137,3 @@ class Seq2SeqModel(EncoderDecoder):
             reverse_source=c.reverse_source,
         )
         self.config = config
-
-
-# --------------------------------------------------------------------------- chapter 7's recipe
-
-#: The data settings of the chapters' French→English task (sentences of at most 10 tokens,
-#: vocabularies of the words seen at least 10 times in the training split). The threshold
-#: was chosen with ``benchmarks/bench_vocab.py``: against 3, it halves the target vocabulary
-#: (and with it the output layer, most of a training update's cost), and chapter 7's model
-#: scored higher on the validation split after its quick budget.
-DATA: dict[str, Any] = {"direction": "fr-en", "max_len": 10, "min_freq": 10}
-
-
-def translation_data() -> TranslationData:
-    """The French→English data of chapters 7–11 (:data:`DATA`)."""
-    return load_translation_data(**DATA)
-
-
-def seq2seq_recipe(run: Run, data: TranslationData) -> tuple[Seq2SeqConfig, TrainConfig]:
-    """Chapter 7's model and training run for the run's profile.
-
-    ``quick``: one LSTM layer of 256 units (128-dimensional embeddings), 1,800 updates of 64
-    pairs (about one epoch), validation loss on a fixed random sample of 1,000 validation
-    pairs every 100 updates. Chosen on validation BLEU: at the same cost per update, two
-    layers of 128 units learn much more slowly (``benchmarks/bleu_vs_budget.py``).
-    ``full``: the paper's 4 layers, of 1,024 units (512-dimensional embeddings), dropout 0.2,
-    8 epochs (about 3.5 minutes on one H100 GPU).
-    """
-    model = Seq2SeqConfig(
-        len(data.src_vocab), len(data.tgt_vocab), embed_size=run.pick(quick=128, full=512),
-        hidden_size=run.pick(quick=256, full=1024), num_layers=run.pick(quick=1, full=4),
-        dropout=run.pick(quick=0.0, full=0.2),
-    )
-    train = TrainConfig(
-        lr=run.pick(quick=5e-3, full=1e-3), batch_size=run.pick(quick=64, full=128),
-        epochs=run.pick(quick=1, full=8), steps=run.pick(quick=1800, full=None),
-        log_every=25, valid_every=100, valid_pairs=1000, valid_batch_size=250,
-    )
-    return model, train
-
-
-def build_seq2seq(config: Seq2SeqConfig) -> Seq2SeqModel:
-    """A fresh :class:`Seq2SeqModel`, its weights drawn after ``torch.manual_seed(0)``."""
-    torch.manual_seed(0)
-    return Seq2SeqModel(config)
-
-
-def train_seq2seq(run: Run, data: TranslationData, *,
-                  pause_at: int | None = None) -> cache.Trained:
-    """Train (or load) chapter 7's seq2seq (:func:`seq2seq_recipe`): reversed source,
-    teacher forcing, :func:`~seq2seq_lib.training.fit` on ``data``. ``pause_at``: train only
-    up to that update and save the run, to be continued by the next call
-    (:func:`seq2seq_lib.cache.train_or_load`)."""
-    model_config, train_config = seq2seq_recipe(run, data)
-
-    def build() -> Seq2SeqModel:
-        return build_seq2seq(model_config)
-
-    def train(model: Seq2SeqModel, **resume: Any) -> dict[str, Any]:
-        return fit(model, data, train_config, device=run.device, **resume)
-
-    key = {"model": model_config, "train": train_config, "data": data.summary()}
-    return cache.train_or_load("ch07-seq2seq", key, build, train, device=run.device,
-                               pause_at=pause_at)

@@ -9,6 +9,7 @@ import torch
 
 from seq2seq_lib import ablation
 from seq2seq_lib.device import Run
+from seq2seq_lib.recipes import ch11
 
 QUICK = Run(torch.device("cpu"), "quick", 0)
 
@@ -75,15 +76,15 @@ def test_rows_of_an_untrained_model_are_measured_on_the_right_splits(tiny_transl
 
 
 def test_control_jobs_train_every_group_with_each_of_its_seeds():
-    jobs = ablation.control_jobs()
-    expected = {f"{group} | seed {s}" for group, _, seeds in ablation.CONTROLS for s in seeds}
+    jobs = ch11.control_jobs()
+    expected = {f"{group} | seed {s}" for group, _, seeds in ch11.CONTROLS for s in seeds}
     assert set(jobs) == expected and len(jobs) == len(expected)
-    firsts = list(jobs)[: len(ablation.CONTROLS)]  # every seed-0 model first
+    firsts = list(jobs)[: len(ch11.CONTROLS)]  # every seed-0 model first
     assert all(label.endswith("| seed 0") for label in firsts)
-    assert jobs["Luong, concat | seed 2"] == {**ablation.VARIANTS["Luong, concat"], "seed": 2}
+    assert jobs["Luong, concat | seed 2"] == {**ch11.VARIANTS["Luong, concat"], "seed": 2}
     assert jobs["Luong, scaled dot | seed 1"]["score"] == "scaled_dot"
     assert jobs["Luong, dot, lr 1e-3 | seed 0"]["lr"] == 1e-3
-    groups = {group for group, _, _ in ablation.CONTROLS}
+    groups = {group for group, _, _ in ch11.CONTROLS}
     assert {"Luong, dot", "Luong, general", "Luong, concat"} <= groups
 
 

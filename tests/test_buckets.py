@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
+import torch
 
 from seq2seq_lib.batches import TranslationDataset, make_loader
-from seq2seq_lib.buckets import BucketBatchSampler, bucket_loader
+from seq2seq_lib.buckets import BucketBatchSampler, bucket_batches, bucket_loader
+from seq2seq_lib.device import Run
+from seq2seq_lib.recipes import ch08
 from seq2seq_lib.vocab import Vocab
 
 
@@ -34,6 +38,33 @@ def test_seeded_and_reseedable():
     assert a == b == first and first != second
     s.generator.manual_seed(3)
     assert list(s) == a
+
+
+@pytest.mark.parametrize(("batch_size", "pool"), [(4, 50), (3, 5), (1, 2)])
+def test_bucket_batches_counts_the_batches_of_an_epoch(batch_size, pool):
+    vocab = Vocab.build([["w"]])
+    size = batch_size * pool  # the examples of one pool
+    for n in sorted({1, batch_size - 1, batch_size, batch_size + 1, size - 1, size, size + 1,
+                     2 * size - 1, 2 * size, 2 * size + 1} - {0}):
+        pairs = [(["w"] * s, ["w"] * t) for t, s in _lengths(n, seed=n)]
+        loader = bucket_loader(TranslationDataset(pairs, vocab, vocab), batch_size, pool=pool)
+        assert bucket_batches(n, batch_size, pool) == len(loader) == len(list(loader)), n
+    pairs = [(["w"], ["w"])] * 301
+    dataset = TranslationDataset(pairs, vocab, vocab)
+    assert bucket_batches(301, 6) == len(bucket_loader(dataset, 6)) == 51  # default pool 50
+
+
+def test_the_scheduled_translator_plans_its_epochs_batches(tiny_translation_data):
+    """With no ``steps`` (the full profile), the scheduled-sampling translator's schedule
+    spans its epochs of length-bucketed batches."""
+    data = dataclasses.replace(tiny_translation_data, train=tiny_translation_data.train * 70)
+    full = Run(torch.device("cpu"), "full", 0)
+    train = ch08.translator_plan(full, data, teacher_forcing="scheduled").train
+    planned = train.epochs * bucket_batches(len(data.train), train.batch_size)
+    assert train.steps is None and len(data.train) > 50 * train.batch_size  # past one pool
+    assert planned == train.epochs * len(bucket_loader(data.dataset("train"), train.batch_size))
+    assert train.teacher_forcing == ch08.scheduled_translator(planned)
+    assert train.teacher_forcing.k == planned / 6 > 1  # (not the floor of k)
 
 
 def test_less_padding_than_random_batches():

@@ -75,7 +75,8 @@ def fit_seq2seq(model):
 def test_the_library_code_of_a_model_is_what_builds_and_trains_it():
     modules = cache.model_modules(build_seq2seq, fit_seq2seq)
     assert {"seq2seq", "encoder_decoder", "training", "batches", "vocab", "numerics"} <= modules
-    assert not modules & {"bleu", "beam", "attention", "translate", "tasks", "ablation"}
+    assert not modules & {"bleu", "beam", "attention", "translator", "tasks", "ablation",
+                          "recipes"}
     assert modules == chapters.import_closure(modules)
     # a notebook's code: found through the functions, classes and modules it names
     assert cache.model_modules(lambda: nn.Linear(2, 2), lambda m: {}) == (

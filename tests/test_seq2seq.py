@@ -7,13 +7,9 @@ import torch
 
 from seq2seq_lib.batches import collate
 from seq2seq_lib.device import Run
-from seq2seq_lib.seq2seq import (
-    LSTMDecoder,
-    Seq2SeqConfig,
-    Seq2SeqModel,
-    build_seq2seq,
-    seq2seq_recipe,
-)
+from seq2seq_lib.recipes import build_model
+from seq2seq_lib.recipes.ch07 import seq2seq_plan
+from seq2seq_lib.seq2seq import LSTMDecoder, Seq2SeqConfig, Seq2SeqModel
 from seq2seq_lib.vocab import EOS_ID
 
 
@@ -67,17 +63,21 @@ def test_bad_arguments():
 
 def test_the_recipe_sizes_and_budgets_of_both_profiles(tiny_translation_data):
     data = tiny_translation_data
-    quick, quick_train = seq2seq_recipe(Run(torch.device("cpu"), "quick", 0), data)
-    full, full_train = seq2seq_recipe(Run(torch.device("cpu"), "full", 0), data)
+    plan = seq2seq_plan(Run(torch.device("cpu"), "quick", 0), data)
+    quick, quick_train = plan.model, plan.train
+    full_plan = seq2seq_plan(Run(torch.device("cpu"), "full", 0), data)
+    full, full_train = full_plan.model, full_plan.train
     assert (quick.num_layers, quick.hidden_size, quick_train.steps) == (1, 256, 1800)
     assert (full.num_layers, full.hidden_size, full_train.steps) == (4, 1024, None)
     assert quick.reverse_source and quick.src_vocab_size == len(data.src_vocab)
     assert quick_train.valid_pairs == 1000 and quick_train.valid_every == 100
+    assert plan.name == full_plan.name == "ch07-seq2seq" and plan.model_class is Seq2SeqModel
+    assert quick_train.seed == 0  # the initial weights are drawn after torch.manual_seed(0)
 
 
 def test_build_is_seeded_and_keeps_the_config():
     config = Seq2SeqConfig(12, 9, embed_size=4, hidden_size=6, num_layers=2)
-    a, b = build_seq2seq(config), build_seq2seq(config)
+    a, b = build_model(Seq2SeqModel, config, 0), build_model(Seq2SeqModel, config, 0)
     assert a.config is config
     for (name, x), y in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
         assert torch.equal(x, y), name

@@ -1,4 +1,5 @@
-"""Chapter 8's translator recipes: one decision per variant, profiles, the cache file."""
+"""The recipes (seq2seq_lib.recipes): chapter 8's translators (one decision per variant,
+profiles, the cache file) and every model of chapter 11's ablation."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import dataclasses
 import pytest
 import torch
 
-from seq2seq_lib import ablation, translators
+from seq2seq_lib import ablation
 from seq2seq_lib.attention_seq2seq import TranslatorModel
 from seq2seq_lib.device import Run
-from seq2seq_lib.seq2seq import build_seq2seq, seq2seq_recipe
+from seq2seq_lib.recipes import Plan, build_model, ch08
+from seq2seq_lib.recipes.ch07 import seq2seq_plan
+from seq2seq_lib.recipes.ch11 import VARIANTS
 from seq2seq_lib.training import Schedule
 from seq2seq_lib.translator import export_translator, load_translator
 
@@ -21,40 +24,46 @@ FULL = Run(torch.device("cpu"), "full", 0)
 ATTENTION = {"style", "score", "bidirectional_encoder", "maxout_size"}
 
 
+def _build(plan: Plan) -> torch.nn.Module:
+    """The plan's model with its initial weights, as training starts from them."""
+    return build_model(plan.model_class, plan.model, plan.train.seed)
+
+
 def _changes(data, variant):
     """The fields of the model and training configurations that ``variant`` changes."""
-    base = translators.translator_recipe(QUICK, data)
-    mine = translators.translator_recipe(QUICK, data, **variant)
-    return {f.name for a, b in zip(base, mine, strict=True) for f in dataclasses.fields(a)
-            if getattr(a, f.name) != getattr(b, f.name)}
+    base = ch08.translator_plan(QUICK, data)
+    mine = ch08.translator_plan(QUICK, data, **variant)
+    return {f.name for a, b in [(base.model, mine.model), (base.train, mine.train)]
+            for f in dataclasses.fields(a) if getattr(a, f.name) != getattr(b, f.name)}
 
 
 def test_variants_change_one_decision_each(tiny_translation_data):
-    for label, variant in ablation.VARIANTS.items():
+    for label, variant in VARIANTS.items():
         changed = _changes(tiny_translation_data, variant)
         assert changed <= ATTENTION or len(changed) == 1, (label, changed)
-    assert _changes(tiny_translation_data, ablation.VARIANTS["Bahdanau, additive"]) == ATTENTION
+    assert _changes(tiny_translation_data, VARIANTS["Bahdanau, additive"]) == ATTENTION
 
 
 def test_recipe_profiles_and_variants(tiny_translation_data):
     data = tiny_translation_data
-    model, train = translators.translator_recipe(QUICK, data, style="luong", score="dot",
-                                                 reverse_source=True,
-                                                 teacher_forcing="scheduled")
+    plan = ch08.translator_plan(QUICK, data, style="luong", score="dot", reverse_source=True,
+                                teacher_forcing="scheduled")
+    model, train = plan.model, plan.train
     assert model.reverse_source and model.score == "dot"
     assert model.src_vocab_size == len(data.src_vocab)
     assert train.teacher_forcing == Schedule("inverse_sigmoid", k=1000 / 6)
-    full, full_train = translators.translator_recipe(FULL, data)
+    full_plan = ch08.translator_plan(FULL, data)
+    full, full_train = full_plan.model, full_plan.train
     assert (full.num_layers, full.hidden_size, full_train.steps) == (2, 512, None)
-    assert translators.translator_recipe(QUICK, data)[1].teacher_forcing == 1.0
+    assert ch08.translator_plan(QUICK, data).train.teacher_forcing == 1.0
     with pytest.raises(ValueError, match="teacher_forcing"):
-        translators.translator_recipe(QUICK, data, teacher_forcing="sometimes")
+        ch08.translator_plan(QUICK, data, teacher_forcing="sometimes")
     with pytest.raises(TypeError, match="colour"):
-        translators.translator_recipe(QUICK, data, colour="red")
+        ch08.translator_plan(QUICK, data, colour="red")
 
 
 def test_scheduled_translator_falls_from_one_to_about_a_third():
-    schedule = translators.scheduled_translator(1000)
+    schedule = ch08.scheduled_translator(1000)
     assert schedule(0) > 0.99
     assert 0.45 < schedule(850) < 0.55
     assert 0.25 < schedule(1000) < 0.35
@@ -63,24 +72,22 @@ def test_scheduled_translator_falls_from_one_to_about_a_third():
 
 def test_translator_path_names_the_variant_and_differs_between_variants(tiny_translation_data):
     data = tiny_translation_data
-    paths = {label: translators.translator_path(QUICK, data, **kw)
-             for label, kw in ablation.VARIANTS.items()}
+    paths = {label: ch08.translator_path(QUICK, data, **kw)
+             for label, kw in VARIANTS.items()}
     assert len(set(paths.values())) == len(paths)
     assert paths["Bahdanau, additive"].name.startswith("translator-bahdanau-additive-")
     assert paths["general + scheduled sampling"].name.startswith(
         "translator-luong-general-scheduled-")
-    assert translators.translator_path(QUICK, data) == paths["Luong, general"]
+    assert ch08.translator_path(QUICK, data) == paths["Luong, general"]
 
 
 def test_every_ablation_model_exports_and_loads(tiny_translation_data, tmp_path):
     data = tiny_translation_data
-    for label in [*ablation.VARIANTS, ablation.SEQ2SEQ_LABEL]:
+    for label in [*VARIANTS, ablation.SEQ2SEQ_LABEL]:
         if label == ablation.SEQ2SEQ_LABEL:
-            model = build_seq2seq(seq2seq_recipe(QUICK, data)[0])
+            model = _build(seq2seq_plan(QUICK, data))
         else:
-            _, _, build, _ = translators._translator_job(QUICK, data, False,
-                                                         ablation.VARIANTS[label])
-            model = build()
+            model = _build(ch08.translator_plan(QUICK, data, **VARIANTS[label]))
             assert isinstance(model, TranslatorModel)
         path = export_translator(tmp_path / "t.pt", model, data.src_vocab, data.tgt_vocab)
         loaded = load_translator(path).model
@@ -89,24 +96,26 @@ def test_every_ablation_model_exports_and_loads(tiny_translation_data, tmp_path)
 
 def test_seed_and_learning_rate_change_only_what_they_name(tiny_translation_data):
     data = tiny_translation_data
-    base_model, base_train = translators.translator_recipe(QUICK, data)
-    model, train = translators.translator_recipe(QUICK, data, seed=2, lr=1e-3)
+    base = ch08.translator_plan(QUICK, data)
+    plan = ch08.translator_plan(QUICK, data, seed=2, lr=1e-3)
+    base_model, base_train, model, train = base.model, base.train, plan.model, plan.train
     assert model == base_model
     assert dataclasses.replace(train, seed=0, lr=base_train.lr) == base_train
     assert (train.seed, train.lr, base_train.seed, base_train.lr) == (2, 1e-3, 0, 5e-3)
-    paths = {translators.translator_path(QUICK, data, **kw).name.rsplit("-", 1)[0]
-             for kw in ({}, {"seed": 0}, {"seed": 1}, {"lr": 1e-3}, {"lr": 1e-3, "seed": 1})}
+    variants = ({}, {"seed": 0}, {"seed": 1}, {"lr": 1e-3}, {"lr": 1e-3, "seed": 1})
+    paths = {ch08.translator_path(QUICK, data, **kw).name.rsplit("-", 1)[0] for kw in variants}
+    assert paths == {ch08.translator_plan(QUICK, data, **kw).name for kw in variants}
     assert paths == {"translator-luong-general", "translator-luong-general-seed1",
                      "translator-luong-general-lr0.001", "translator-luong-general-lr0.001-seed1"}
-    assert (translators.translator_path(QUICK, data, seed=0)
-            == translators.translator_path(QUICK, data))  # seed 0 is the chapters' model
+    assert (ch08.translator_path(QUICK, data, seed=0)
+            == ch08.translator_path(QUICK, data))  # seed 0 is the chapters' model
 
 
 def test_the_seed_sets_the_initial_weights(tiny_translation_data):
     data = tiny_translation_data
     weights = {}
     for seed in (0, 0, 1):
-        _, _, build, _ = translators._translator_job(QUICK, data, False, {"seed": seed})
-        weights.setdefault(seed, []).append(build().decoder.W_s.weight.detach().clone())
+        model = _build(ch08.translator_plan(QUICK, data, seed=seed))
+        weights.setdefault(seed, []).append(model.decoder.W_s.weight.detach().clone())
     torch.testing.assert_close(weights[0][0], weights[0][1], rtol=0, atol=0)
     assert not torch.equal(weights[0][0], weights[1][0])

@@ -1,18 +1,15 @@
-"""Chapters 8–11: the French→English GRU translators, trained once and shared.
+"""Chapter 8's recipes: the French→English GRU translators, trained once and shared.
 
 Chapter 8 trains translators with and without attention (:func:`train_translator`),
-chapter 9 reuses one, and chapter 11 reuses them all and adds the ablation variants. Every
-chapter asks for a translator through this module, so the configuration *and* the training
-code — both part of the key of :func:`seq2seq_lib.cache.train_or_load` — are the same
-wherever a model is asked for, and a later chapter loads the cached weights instead of
-retraining. Several translators are trained side by side, one per CPU core
-(:func:`train_translators`).
-
-A translator is chosen by a few keyword arguments, its *variant*: the fields of
-:class:`~seq2seq_lib.attention_seq2seq.TranslatorConfig` that differ from chapter 8's
-translator (``style``, ``score``, ``reverse_source``, ...) and ``teacher_forcing``
-(``"always"`` or ``"scheduled"``). The sizes and the budget come from the run's profile
-(:func:`translator_recipe`). The data is chapter 7's (:func:`seq2seq_lib.seq2seq.translation_data`).
+chapter 9 reuses one, and chapter 11 reuses them all and adds the variants of its ablation
+(:mod:`seq2seq_lib.recipes.ch11`). A translator is chosen by a few keyword arguments, its
+*variant*: the fields of :class:`~seq2seq_lib.attention_seq2seq.TranslatorConfig` that differ
+from chapter 8's translator (``style``, ``score``, ``reverse_source``, ...) and
+``teacher_forcing`` (``"always"`` or ``"scheduled"``). :func:`translator_plan` turns a
+variant into a :class:`~seq2seq_lib.recipes.Plan` once (sizes and budget from the run's
+profile); several translators are trained side by side, one per CPU core
+(:func:`train_translators`). The data is chapter 7's
+(:func:`seq2seq_lib.recipes.ch07.translation_data`).
 """
 
 from __future__ import annotations
@@ -20,20 +17,21 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from seq2seq_lib import cache
 from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
 from seq2seq_lib.batches import TranslationData
-from seq2seq_lib.buckets import bucket_loader
+from seq2seq_lib.buckets import bucket_batches
+from seq2seq_lib.cache import Trained
 from seq2seq_lib.device import Run
-from seq2seq_lib.seq2seq import DATA
-from seq2seq_lib.training import Schedule, TrainConfig, fit
+from seq2seq_lib.recipes import Plan, plan_path, train_plan
+from seq2seq_lib.recipes.ch07 import DATA
+from seq2seq_lib.training import Schedule, TrainConfig
 
 TEACHER_FORCING = ("always", "scheduled")
 
@@ -45,9 +43,8 @@ def scheduled_translator(planned_updates: int) -> Schedule:
     return Schedule("inverse_sigmoid", k=max(1.0, planned_updates / 6))
 
 
-def translator_recipe(run: Run, data: TranslationData, *, teacher_forcing: str = "always",
-                      seed: int = 0, lr: float | None = None,
-                      **variant: Any) -> tuple[TranslatorConfig, TrainConfig]:
+def translator_plan(run: Run, data: TranslationData, *, teacher_forcing: str = "always",
+                    seed: int = 0, lr: float | None = None, **variant: Any) -> Plan:
     """A translator's model and training run for the run's profile.
 
     ``quick``: a 1-layer GRU encoder–decoder, 128 units, 1,000 updates of 128 sentence pairs
@@ -61,11 +58,11 @@ def translator_recipe(run: Run, data: TranslationData, *, teacher_forcing: str =
             from chapter 8's translator (a Luong decoder with the general score), e.g.
             ``style="bahdanau"``.
         teacher_forcing: ``"always"``, or ``"scheduled"`` (:func:`scheduled_translator` over
-            the planned updates).
+            the planned updates: the budget's, or its epochs' batches).
         seed: seeds the initial weights (``torch.manual_seed`` before the model is built)
-            and the training run (``TrainConfig.seed``: the order of
-            the batches, coins of scheduled sampling); the chapters use 0, other seeds
-            measure how much a result owes to chance.
+            and the training run (``TrainConfig.seed``: the order of the batches, coins of
+            scheduled sampling); the chapters use 0, other seeds measure how much a result
+            owes to chance.
         lr: Adam's learning rate, if not the profile's (quick :math:`5 \\cdot 10^{-3}`, full
             :math:`10^{-3}`).
     """
@@ -84,52 +81,32 @@ def translator_recipe(run: Run, data: TranslationData, *, teacher_forcing: str =
         valid_batch_size=256, seed=seed,
     )
     if teacher_forcing == "scheduled":
-        planned = train.steps or train.epochs * len(bucket_loader(data.dataset("train"),
-                                                                  train.batch_size))
+        planned = train.steps or train.epochs * bucket_batches(len(data.train), train.batch_size)
         train = dataclasses.replace(train, teacher_forcing=scheduled_translator(planned))
-    return model, train
-
-
-def _translator_job(
-    run: Run, data: TranslationData, progress: bool, variant: Mapping[str, Any],
-) -> tuple[str, dict[str, Any], Callable[[], TranslatorModel], Callable[..., Any]]:
-    """``(name, key, build, train)`` of one translator, as train_or_load takes them."""
-    model_config, train_config = translator_recipe(run, data, **variant)
-
-    def build() -> TranslatorModel:
-        torch.manual_seed(train_config.seed)
-        return TranslatorModel(model_config)
-
-    def train(model: TranslatorModel, **resume: Any) -> dict[str, Any]:
-        return fit(model, data, train_config, device=run.device, progress=progress, **resume)
-
-    key = {"model": model_config, "train": train_config, "data": {**DATA, "summary": data.summary()}}
-    name = f"translator-{model_config.style}-{model_config.score or 'plain'}"
-    name += "-reversed" * model_config.reverse_source
-    name += "-scheduled" * isinstance(train_config.teacher_forcing, Schedule)
-    if variant.get("lr") is not None:
-        name += f"-lr{train_config.lr:g}"
-    name += f"-seed{train_config.seed}" * (train_config.seed != 0)
-    return name, key, build, train
+    name = f"translator-{model.style}-{model.score or 'plain'}"
+    name += "-reversed" * model.reverse_source
+    name += "-scheduled" * (teacher_forcing == "scheduled")
+    name += f"-lr{train.lr:g}" * (lr is not None)
+    name += f"-seed{seed}" * (seed != 0)
+    return Plan(name, TranslatorModel, model, train, {**DATA, "summary": data.summary()})
 
 
 def train_translator(run: Run, data: TranslationData, *, progress: bool = True,
-                     pause_at: int | None = None, **variant: Any) -> cache.Trained:
+                     pause_at: int | None = None, **variant: Any) -> Trained:
     """Train (or load) the translator ``variant`` (the keyword arguments of
-    :func:`translator_recipe`) on ``data``'s training split. Its history
+    :func:`translator_plan`) on ``data``'s training split. Its history
     (:func:`seq2seq_lib.training.train`) includes the validation loss;
     ``trained.model.config`` rebuilds the architecture (e.g. to export it for
     ``seq2seq-translate``). ``pause_at``: train only up to that update and save the run, to
     be continued by the next call (:func:`seq2seq_lib.cache.train_or_load`)."""
-    name, key, build, train = _translator_job(run, data, progress, variant)
-    return cache.train_or_load(name, key, build, train, device=run.device, pause_at=pause_at)
+    return train_plan(translator_plan(run, data, **variant), data, run, progress=progress,
+                      pause_at=pause_at)
 
 
 def translator_path(run: Run, data: TranslationData, **variant: Any) -> Path:
     """The cache file of :func:`train_translator` ``(run, data, **variant)``; it exists
     when the model is cached."""
-    name, key, build, train = _translator_job(run, data, False, variant)
-    return cache.cache_path(name, key, build, train)
+    return plan_path(translator_plan(run, data, **variant), data, run)
 
 
 def _usable_cpus() -> int:
@@ -139,16 +116,16 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _train_in_worker(job: tuple[Run, TranslationData, dict[str, Any], int | None]) -> str:
+def _train_in_worker(job: tuple[Plan, TranslationData, Run, int | None]) -> str:
     torch.set_num_threads(1)  # one core per model: repeatable bit for bit
-    run, data, variant, pause_at = job
-    return str(train_translator(run, data, progress=False, pause_at=pause_at, **variant).path)
+    plan, data, run, pause_at = job
+    return str(train_plan(plan, data, run, progress=False, pause_at=pause_at).path)
 
 
 def train_translators(run: Run, data: TranslationData,
                       variants: Mapping[str, Mapping[str, Any]], *,
                       workers: int | None = None,
-                      pause_at: int | None = None) -> dict[str, cache.Trained]:
+                      pause_at: int | None = None) -> dict[str, Trained]:
     """Train (or load) several translators: ``{label: train_translator(run, data, **kw)}``.
 
     On the CPU, the models that are not cached yet are trained side by side, one per worker
@@ -156,16 +133,16 @@ def train_translators(run: Run, data: TranslationData,
     result is the same, bit for bit, as training it alone with one thread. On a GPU they are
     trained one after the other. ``pause_at``: train each only up to that update, to be
     continued by the next call (:func:`train_translator`). Returns the models in the order
-    of ``variants``.
+    of ``variants``; each variant is planned once.
     """
-    missing = [dict(kw) for kw in variants.values()
-               if not translator_path(run, data, **kw).exists()]
+    plans = {label: translator_plan(run, data, **kw) for label, kw in variants.items()}
+    missing = [plan for plan in plans.values() if not plan_path(plan, data, run).exists()]
     if workers is None:
         workers = _usable_cpus() if run.device.type == "cpu" else 1
     workers = min(workers, len(missing))
     if workers > 1:
         context = multiprocessing.get_context("spawn")  # fork + torch threads can deadlock
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            list(pool.map(_train_in_worker, [(run, data, kw, pause_at) for kw in missing]))
-    return {label: train_translator(run, data, pause_at=pause_at, **kw)
-            for label, kw in variants.items()}
+            list(pool.map(_train_in_worker, [(plan, data, run, pause_at) for plan in missing]))
+    return {label: train_plan(plan, data, run, pause_at=pause_at)
+            for label, plan in plans.items()}
