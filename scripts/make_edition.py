@@ -158,9 +158,14 @@ def _citation(keys: str, textual: bool) -> str:
         paper = papers().get(key)
         if paper is None:
             raise EditionError(f"citation of {key!r}, which is not in references.bib")
-        label = f"{paper.names()} ({paper.year})" if textual else f"{paper.names()}, {paper.year}"
+        # the book's author-year style: "Cho et al. [2014]", "[Cho et al., 2014]" (square
+        # brackets, so that a citation inside parentheses does not nest them)
+        # (as HTML entities: a backslash-escaped bracket would read as TeX's \\[ to the front
+        # ends, which cut math out of the text before they parse Markdown)
+        label = (f"{paper.names()} &#91;{paper.year}&#93;" if textual
+                 else f"{paper.names()}, {paper.year}")
         parts.append(f"[{label}]({page_url('bibliography', cite_anchor(key))})")
-    return "; ".join(parts) if textual else f"({'; '.join(parts)})"
+    return "; ".join(parts) if textual else f"&#91;{'; '.join(parts)}&#93;"
 
 
 def replace_roles(text: str, glued: dict[str, str]) -> str:
@@ -327,8 +332,8 @@ def _fenced(text: str, language: str) -> str:
 
 
 def _pre(text: str) -> str:
-    """A solution's printed output."""
-    return _fenced(text, "text")
+    """A solution's printed output, labelled (in Jupyter a fence has no background)."""
+    return "*Output:*\n\n" + _fenced(text, "text")
 
 
 def _code(source: str) -> str:
@@ -416,7 +421,10 @@ def translate(path: Path) -> nbformat.NotebookNode:
 
 
 def _copy_code_cell(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    copy = nbformat.v4.new_code_cell(cell.source, metadata=dict(cell.metadata),
+    metadata = dict(cell.metadata)
+    if "hide-cell" in metadata.get("tags", []):  # the book folds it; so does JupyterLab
+        metadata["jupyter"] = {"source_hidden": True}
+    copy = nbformat.v4.new_code_cell(cell.source, metadata=metadata,
                                      execution_count=cell.execution_count)
     copy.outputs = cell.outputs
     return copy
@@ -425,7 +433,9 @@ def _copy_code_cell(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
 def _insert_book_link(cells: list[nbformat.NotebookNode], chapter: Chapter) -> None:
     note = (f"*Chapter {chapter.number} of the book [Modern RNNs & Seq2Seq]({book_url()}): "
             f"the same text, code and results as [its page in the book]({page_url(chapter.page)}), "
-            "as a notebook you can run. Solutions are folded: click to open one.*")
+            "as a notebook you can run. Numbers in the text are those of the stored outputs (the "
+            "`quick` profile, on a CPU); a run of yours prints its own. Solutions are folded: click "
+            "to open one; their code is shown as text, to copy into a cell and run.*")
     cells.insert(1, nbformat.v4.new_markdown_cell(note))
 
 

@@ -183,8 +183,17 @@ def test_a_solution_over_several_cells_becomes_one_folded_block(tmp_path):
     assert cells[2].source == "## Exercises\n\n### Exercise 3.1 (First)\n\nAsk."
     assert cells[4].source == ("<details>\n<summary><b>Solution to Exercise 3.1 (First)</b> (click "
                                "to open)</summary>\n\nBecause.\n\n```python\nprint(42)\n```\n\n"
-                               "```text\n42\n```\n\n</details>")
+                               "*Output:*\n\n```text\n42\n```\n\n</details>")
     assert cells[5].source == "After the solution."
+
+
+def test_citations_use_the_books_brackets_without_tex_escapes(tmp_path):
+    md = nbformat.v4.new_markdown_cell
+    path = _chapter(tmp_path, md("# Demo"),
+                    md("As {cite:t}`post2018call` says (see {cite:p}`papineni2002bleu`)."))
+    text = translate(path).cells[-1].source
+    assert text.startswith("As [Post &#91;2018&#93;](") and "(see &#91;[Papineni et al., 2002](" in text
+    assert "\\[" not in text  # the front ends would take \[ for display math
 
 
 def test_display_math_in_an_admonition_stays_one_formula(tmp_path):
