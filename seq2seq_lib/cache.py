@@ -176,7 +176,7 @@ def model_modules(*code: Any) -> set[str]:
 
 
 def _function_fingerprint(fn: Callable[..., Any]) -> str:
-    """SHA-256 of a function's source; of the function inside a :func:`functools.partial`
+    """SHA-256 of a function's source; of the function inside a ``functools.partial``
     (its bound arguments are the config's business, part of the key elsewhere)."""
     while isinstance(fn, functools.partial):
         fn = fn.func

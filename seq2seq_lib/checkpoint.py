@@ -249,8 +249,10 @@ def read_checkpoint(path: str | os.PathLike[str], *, rebuild_model: bool = True)
     rebuilt from class and configuration, with its weights loaded, on the CPU.
 
     Raises:
-        CheckpointNotFoundError, NotACheckpointError, IncompatibleCheckpointError: see the
-        module docstring; each message says what to do.
+        CheckpointNotFoundError: there is no file at ``path``.
+        NotACheckpointError: the file is unreadable, corrupt, or not a checkpoint of this course.
+        IncompatibleCheckpointError: another format version, a model class this library does
+            not have, a configuration it rejects, or weights that do not fit.
     """
     path = Path(path).expanduser()
     content = _read(path)

@@ -206,8 +206,9 @@ def call_step(
 
 
 class Search(Protocol):
-    """A search, as models call it (:meth:`~seq2seq_lib.encoder_decoder.EncoderDecoder.
-    generate`): ``search(step, init_state, batch_size, *, bos, eos, max_len, device)``;
+    """A search, as models call it
+    (:meth:`~seq2seq_lib.encoder_decoder.EncoderDecoder.generate`):
+    ``search(step, init_state, batch_size, *, bos, eos, max_len, device)``;
     :func:`greedy_search`, or chapter 9's searches with their own options bound by
     ``functools.partial``."""
 

@@ -10,7 +10,7 @@ same chapter or a later one) loads. A chapter's recipes are in the module named 
 variants of the ablation). The model files hold models only.
 
 Everything a training run uses is passed to it, not captured: the functions that build and
-train a model are module-level functions bound with :func:`functools.partial` to the plan's
+train a model are module-level functions bound with ``functools.partial`` to the plan's
 class, configuration and data, so the cache key sees exactly the library code they use.
 """
 
