@@ -40,6 +40,8 @@ exactly that — and puts a maxout layer before the softmax, which we leave out.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -54,6 +56,18 @@ from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID
 
 State = dict[str, torch.Tensor]
 EncState = torch.Tensor | tuple[torch.Tensor, torch.Tensor]
+
+
+@contextlib.contextmanager
+def eval_mode(model: nn.Module) -> Iterator[nn.Module]:
+    """Put ``model`` in eval mode for the block (no dropout) and back in the mode it was in
+    afterwards, also when the block raises."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
 
 
 def _check_source(src: torch.Tensor, src_lengths: torch.Tensor) -> None:
@@ -224,14 +238,10 @@ class EncoderDecoder(nn.Module):
         search with that signature: chapter 9's beam search with its options bound, e.g.
         ``functools.partial(beam_search, beam_size=5, alpha=1.0)``.
         """
-        was_training = self.training
-        self.eval()
-        try:
+        with eval_mode(self):
             state = self.init_state(src, src_lengths)
             return search(self.step, state, src.shape[0], bos=BOS_ID, eos=EOS_ID,
                           max_len=max_len, device=src.device)
-        finally:
-            self.train(was_training)
 
     def generate(
         self,

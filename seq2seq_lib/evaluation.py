@@ -1,7 +1,7 @@
 r"""Translating sentences and scoring the translations: BLEU on held-out pairs, exposure bias.
 
 * :func:`translate` — token lists in, token lists out, in batches, with the model's
-  :meth:`~seq2seq_lib.encoder_decoder.EncoderDecoder.generate` and a search passed in (greedy
+  :meth:`~seq2seq_lib.encoder_decoder.EncoderDecoder.search` and a search passed in (greedy
   by default, chapter 9's beam search later); :func:`search_sources` keeps every hypothesis
   the search returns.
 * :func:`score_pairs` — :math:`\log p(y \mid x)` of given (source, target) token lists, to
@@ -26,7 +26,7 @@ import torch
 
 from seq2seq_lib.batches import Batch, collate, collate_sources, encode_source, sample_pairs
 from seq2seq_lib.decoding import Hypothesis, Search, greedy_search
-from seq2seq_lib.encoder_decoder import EncoderDecoder
+from seq2seq_lib.encoder_decoder import EncoderDecoder, eval_mode
 from seq2seq_lib.vocab import EOS_ID, PAD_ID, TokenPair, Vocab, detokenize
 
 
@@ -100,12 +100,8 @@ def score_pairs(
         sources, targets, strict=True)]
     batch = collate(examples, reverse_source=model.reverse_source).to(device)
     tgt = batch.tgt_out.masked_fill(batch.tgt_out == EOS_ID, PAD_ID)  # words only
-    was_training = model.training
-    model.eval()
-    try:
+    with eval_mode(model):
         return model.score(batch.src, batch.src_lengths, tgt).cpu()
-    finally:
-        model.train(was_training)
 
 
 @dataclass
@@ -199,11 +195,9 @@ def position_accuracy(
     :math:`\\arg\\max_y p(y \\mid \\hat y_{<t}, x) = y_t`. Positions no sentence reaches are
     left out of the list.
     """
-    was_training = model.training
-    model.eval()
     correct = torch.zeros(max_positions)
     count = torch.zeros(max_positions)
-    try:
+    with eval_mode(model):
         for batch in loader:
             batch = batch.to(device)
             logits = model(
@@ -213,6 +207,4 @@ def position_accuracy(
             n = min(max_positions, hit.shape[1])
             correct[:n] += hit[:, :n].sum(0).cpu().float()
             count[:n] += batch.tgt_mask[:, :n].sum(0).cpu().float()
-    finally:
-        model.train(was_training)
     return [float(c / k) for c, k in zip(correct, count, strict=True) if k > 0]

@@ -52,7 +52,7 @@ from seq2seq_lib.batches import Batch, TranslationData, TranslationDataset, samp
 from seq2seq_lib.buckets import bucket_loader
 from seq2seq_lib.checkpoint import read_checkpoint, save_checkpoint
 from seq2seq_lib.device import SMOKE_BATCH, SMOKE_UPDATES, smoke
-from seq2seq_lib.encoder_decoder import EncoderDecoder
+from seq2seq_lib.encoder_decoder import EncoderDecoder, eval_mode
 from seq2seq_lib.losses import masked_cross_entropy
 from seq2seq_lib.numerics import make_optimizer
 from seq2seq_lib.vocab import PAD_ID
@@ -195,10 +195,8 @@ def evaluate_loss(
     ``teacher_forcing=0`` scores the gold tokens after the model's *own* greedy prefixes
     (free running), which shows the exposure bias of a teacher-forced model.
     """
-    was_training = model.training
-    model.eval()
     total, tokens = 0.0, 0
-    try:
+    with eval_mode(model):
         for batch in loader:
             batch = batch.to(device)
             logits = model(
@@ -206,8 +204,6 @@ def evaluate_loss(
             )
             total += float(masked_cross_entropy(logits, batch.tgt_out, PAD_ID, reduction="sum"))
             tokens += batch.num_tokens
-    finally:
-        model.train(was_training)
     return total / max(tokens, 1)
 
 

@@ -282,3 +282,22 @@ def test_greedy_search_gives_the_tokens_of_a_plain_argmax_loop(kind):
     assert [h.output for h in model.search(src, lengths, max_len=9).best] == expected
     # some sentences end while others go on (their rows keep being computed, then ignored)
     assert len({len(e) for e in expected}) > 1, "the test needs sentences of several lengths"
+
+
+def test_eval_mode_restores_the_mode_even_when_the_block_raises():
+    from torch import nn
+
+    from seq2seq_lib.encoder_decoder import eval_mode
+
+    model = nn.Dropout(0.5)
+    with eval_mode(model):
+        assert not model.training
+    assert model.training
+    model.eval()
+    with pytest.raises(RuntimeError, match="boom"), eval_mode(model):
+        raise RuntimeError("boom")
+    assert not model.training
+    model.train()
+    with pytest.raises(RuntimeError, match="boom"), eval_mode(model):
+        raise RuntimeError("boom")
+    assert model.training
