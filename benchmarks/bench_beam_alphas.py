@@ -46,7 +46,7 @@ def main() -> None:
     args = parser.parse_args()
 
     run = setup("cpu", "quick")
-    data = ch07.translation_data()
+    data = ch07.translation_data(run)
     model = ch08.train_translator(run, data, style="luong", score="general",
                                   progress=False).model
     common = {"limit": args.sources, "seed": SEED, "device": run.device}

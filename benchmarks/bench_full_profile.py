@@ -88,7 +88,7 @@ def measure(name: str, build, train_config: TrainConfig, data, train_set, run: R
     def updates(n: int) -> float:
         config = dataclasses.replace(train_config, steps=n, epochs=1, valid_every=None,
                                      log_every=n)
-        return timed(lambda: train(model, loader, config, device=device, progress=False), run)
+        return timed(lambda: train(model, loader, config, run=run, progress=False), run)
 
     per_update = statistics.median(
         (updates(WARMUP + UPDATES) - updates(WARMUP)) / UPDATES for _ in range(rounds))
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     run = setup("cpu" if args.measured else args.device, "full")
-    data = ch07.translation_data()
+    data = ch07.translation_data(run)
     train_set = data.dataset("train")
     plans = {ablation.SEQ2SEQ_LABEL: ch07.seq2seq_plan(run, data)}
     plans.update({label: ch08.translator_plan(run, data, **variant)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from datetime import datetime
 from pathlib import Path
@@ -24,11 +23,17 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import make_edition  # noqa: E402
-from nbtools import COLAB_TAG, chapter_paths, colab_cell_source  # noqa: E402
+from seq2seq_lib.atomic import atomic_file
 
-from seq2seq_lib.atomic import atomic_file  # noqa: E402
+# The sibling scripts: as ``scripts.execute_notebooks`` (tests), the modules of the same package,
+# so that a test patching ``scripts.make_edition`` patches the module used here; run as a file,
+# Python puts ``scripts/`` first on ``sys.path``, so they import by their plain names.
+if __package__:
+    from . import make_edition
+    from .nbtools import COLAB_TAG, chapter_paths, colab_cell_source
+else:
+    import make_edition
+    from nbtools import COLAB_TAG, chapter_paths, colab_cell_source
 
 
 def sync_colab_cell(nb: nbformat.NotebookNode) -> None:

@@ -13,7 +13,7 @@ exception stops the chapter (an unsolved exercise prints that it is not solved; 
 The chapters share one model cache (``--cache``, default a fresh temporary folder), in the
 order given, so a later chapter loads an earlier chapter's models as a reader's would.
 A chapter that runs past ``--timeout`` seconds is stopped, and its cells up to then are kept.
-``--smoke`` makes it a smoke run (``SEQ2SEQ_SMOKE=1``, :func:`seq2seq_lib.device.smoke`):
+``--smoke`` makes it a smoke run (``SEQ2SEQ_SMOKE=1``, read by :func:`seq2seq_lib.device.setup`):
 every training run cut to a few updates, to check quickly that a profile's code runs on a
 device (its times then mean nothing).
 

@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{run}; cache {args.cache}; results -> {out}", flush=True)
     started, start = datetime.now(timezone.utc), time.perf_counter()
 
-    data = ch07.translation_data()
+    data = ch07.translation_data(run)
     jobs = ch11.control_jobs() if args.controls else ch11.VARIANTS
     cached = {label for label, kw in jobs.items()
               if ch08.translator_path(run, data, **kw).exists()}

@@ -29,7 +29,6 @@ from typing import Any
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from seq2seq_lib.device import SMOKE_SENTENCES, smoke
 from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID, TokenPair, Vocab
 
 # --------------------------------------------------------------------------- splits
@@ -82,16 +81,7 @@ def sample_pairs(pairs: Sequence[Any], n: int | None, *, seed: int = 0) -> list[
     gives the same sample in every run (``random.Random(seed)``). ``n = None`` or
     ``n >= len(pairs)`` returns all of them (a new list). Works on any sequence: pairs,
     or the distinct sources of a split.
-
-    In a smoke run (:func:`seq2seq_lib.device.smoke`) a sample has at most
-    :data:`~seq2seq_lib.device.SMOKE_SENTENCES` items: there an evaluation only has to run.
     """
-    if smoke():
-        n = SMOKE_SENTENCES if n is None else min(n, SMOKE_SENTENCES)
-    return _sample(pairs, n, seed)
-
-
-def _sample(pairs: Sequence[Any], n: int | None, seed: int) -> list[Any]:
     if n is None or n >= len(pairs):
         return list(pairs)
     if n < 0:
@@ -332,7 +322,7 @@ class TranslationData:
         kept, dropped = filter_pairs(pairs, max_len)
         stats = {"pairs": len(pairs), **dropped, "kept": len(kept)}
         if num_pairs is not None and num_pairs < len(kept):
-            kept = _sample(kept, num_pairs, seed)  # (the corpus: no smoke-run cap)
+            kept = sample_pairs(kept, num_pairs, seed=seed)
             stats["subsampled"] = len(kept)
         train, valid, test = split_by_source(kept, fractions, seed=seed)
         stats.update(train=len(train), valid=len(valid), test=len(test))
@@ -369,7 +359,7 @@ class TranslationData:
     def with_eval_samples(self, n: int, seed: int = 0) -> TranslationData:
         """The same data with seeded random samples of ``n`` pairs (corpus order kept) as
         its validation and test splits, and ``stats`` to match (a smoke run's data)."""
-        valid, test = (_sample(split, n, seed) for split in (self.valid, self.test))
+        valid, test = (sample_pairs(split, n, seed=seed) for split in (self.valid, self.test))
         return dataclasses.replace(self, valid=valid, test=test,
                                    stats={**self.stats, "valid": len(valid), "test": len(test)})
 

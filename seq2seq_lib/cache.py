@@ -18,7 +18,8 @@ The key is a SHA-256 over
 * the source of the ``build`` and ``train`` functions themselves (a changed recipe retrains);
 * the PyTorch major.minor version and the numerics mode (:mod:`seq2seq_lib.numerics`:
   weights trained with native kernels differ in the last bits from portable ones);
-* whether it is a smoke run (:func:`seq2seq_lib.device.smoke`: a few updates only).
+* whether it is a smoke run (``run.smoke`` of :class:`seq2seq_lib.device.Run`: a few
+  updates only).
 
 Files are checkpoints (:mod:`seq2seq_lib.checkpoint`: written atomically, read with
 ``torch.load(weights_only=True)``, so a cache file cannot run code) holding the weights, the
@@ -54,7 +55,7 @@ from torch import nn
 
 from seq2seq_lib import chapters, numerics
 from seq2seq_lib.checkpoint import read_checkpoint, save_checkpoint
-from seq2seq_lib.device import smoke
+from seq2seq_lib.device import CPU, Run
 
 ENV_CACHE = "SEQ2SEQ_CACHE"
 History = dict[str, Any]
@@ -201,10 +202,12 @@ def _canonical(value: Any) -> Any:
 
 
 def cache_key(
-    name: str, config: Any, build: Callable[[], nn.Module], train: Callable[..., Any]
+    name: str, config: Any, build: Callable[[], nn.Module], train: Callable[..., Any],
+    *, smoke: bool = False,
 ) -> str:
     """The hex key of a model: name, config, the sources of the library modules and of the
-    functions that build and train it, torch version and numerics mode (module docstring)."""
+    functions that build and train it, torch version, numerics mode and whether it is a smoke
+    run (module docstring)."""
     payload = {
         "name": name,
         "config": _canonical(config),
@@ -213,7 +216,7 @@ def cache_key(
         "train": _function_fingerprint(train),
         "torch": ".".join(torch.__version__.split(".")[:2]),
         "numerics": numerics.mode(),
-        "smoke": smoke(),  # smoke-run models (a few updates) are never real ones
+        "smoke": smoke,  # smoke-run models (a few updates) are never real ones
     }
     try:
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
@@ -228,13 +231,14 @@ def cache_path(
     build: Callable[[], nn.Module],
     train: Callable[..., Any],
     *,
+    run: Run = CPU,
     directory: str | os.PathLike[str] | None = None,
 ) -> Path:
     """The file :func:`train_or_load` reads or writes for these arguments.
 
     ``path.exists()`` tells whether the model is cached, without building or loading it.
     """
-    key = cache_key(name, config, build, train)
+    key = cache_key(name, config, build, train, smoke=run.smoke)
     folder = Path(directory) if directory is not None else cache_dir()
     return folder / f"{name}-{key[:16]}.pt"
 
@@ -287,7 +291,7 @@ def train_or_load(
     build: Callable[[], nn.Module],
     train: Callable[[nn.Module], History],
     *,
-    device: torch.device | str = "cpu",
+    run: Run = CPU,
     directory: str | os.PathLike[str] | None = None,
     pause_at: int | None = None,
 ) -> Trained:
@@ -310,18 +314,21 @@ def train_or_load(
         config: the hyper-parameters, part of the key: JSON data, in which dataclasses
             (model configurations, :class:`~seq2seq_lib.training.TrainConfig`) may appear.
         build: makes a fresh, untrained model (it is also used before loading weights).
-        train: trains the model in place on ``device`` and returns its history — a dict of
-            plain Python numbers, strings and lists (it is saved beside the weights).
-        device: where the returned model lives.
+        train: trains the model in place on ``run.device`` and returns its history — a dict
+            of plain Python numbers, strings and lists (it is saved beside the weights).
+        run: the :class:`~seq2seq_lib.device.Run` of :func:`~seq2seq_lib.device.setup`: the
+            returned model lives on ``run.device``; a smoke run's models (``run.smoke``) are
+            cached apart from real ones. ``train`` is given nothing of it: a recipe passes
+            it on itself.
         directory: the cache folder (default :func:`cache_dir`).
         pause_at: stop this call's training after this many updates (see above).
 
     Processes that ask for the same model at the same time take turns (:func:`locked`): the
     first trains, the others then load its result.
     """
-    path = cache_path(name, config, build, train, directory=directory)
+    path = cache_path(name, config, build, train, run=run, directory=directory)
     with locked(path):  # another process training this model: wait for it, then load
-        return _train_or_load(name, config, path, build, train, device, pause_at)
+        return _train_or_load(name, config, path, build, train, run.device, pause_at)
 
 
 def _train_or_load(name: str, config: Any, path: Path, build: Callable[[], nn.Module],

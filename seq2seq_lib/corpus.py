@@ -31,7 +31,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from seq2seq_lib.batches import TranslationData
-from seq2seq_lib.device import SMOKE_SPLIT, smoke
 from seq2seq_lib.download import (
     ChecksumError,
     Opener,
@@ -234,9 +233,7 @@ def load_translation_data(
         min_freq: tokens seen fewer times in the training split map to ``<unk>``.
         lowercase: lower-case both sides (as d2l).
         num_pairs: keep a seeded random ``num_pairs`` of the filtered pairs (quick profile).
-        fractions, seed: see :func:`~seq2seq_lib.batches.split_by_source`. (In a smoke run,
-            :func:`seq2seq_lib.device.smoke`, the validation and test splits keep a seeded
-            sample of ``SMOKE_SPLIT`` pairs each.)
+        fractions, seed: see :func:`~seq2seq_lib.batches.split_by_source`.
         **find: passed to :func:`find_corpus` (``cache_dir``, ``url``, ``opener``,
             ``download``, ``verify``).
     """
@@ -253,6 +250,4 @@ def load_translation_data(
             pairs, name=direction, max_len=max_len, min_freq=min_freq, num_pairs=num_pairs,
             fractions=fractions, seed=seed,
         )
-    if smoke():  # a smoke run: every evaluation only has to run
-        data = data.with_eval_samples(SMOKE_SPLIT, seed)
     return data

@@ -15,15 +15,18 @@ setting without editing notebooks (``SEQ2SEQ_PROFILE=full jupyter nbconvert ...`
 The stored outputs of the book are made with ``cpu`` and ``quick``, with the CPU kernels
 pinned by :mod:`seq2seq_lib.numerics`; ``print(run)`` shows both.
 
-``SEQ2SEQ_SMOKE=1`` makes a *smoke run* (:func:`smoke`): every training run of the library
-stops after :data:`SMOKE_UPDATES` updates (logging and validating after each) of at most
-:data:`SMOKE_BATCH` translation pairs, the corpus's validation and test splits keep
-:data:`SMOKE_SPLIT` pairs, and every evaluation sample
-(:func:`seq2seq_lib.batches.sample_pairs`: validation losses, BLEU) has at most
-:data:`SMOKE_SENTENCES` items. With ``SEQ2SEQ_PROFILE=full`` it runs the full profile's
-code — its large models, its recipes, its evaluation paths — end to end on a CPU in minutes,
-so that a crash in code only the full profile reaches shows up before a reader meets it.
-Its numbers mean nothing; the model cache keeps smoke models apart from real ones.
+``SEQ2SEQ_SMOKE=1`` makes a *smoke run* (``run.smoke``): every training run of the library
+that is given the run stops after :data:`SMOKE_UPDATES` updates (logging and validating
+after each) of at most :data:`SMOKE_BATCH` translation pairs, and the French→English data
+of chapters 7–11 (:func:`seq2seq_lib.recipes.ch07.translation_data`) keeps
+:data:`SMOKE_SPLIT` pairs in its validation and test splits, so every evaluation on them is
+short. With ``SEQ2SEQ_PROFILE=full`` it runs the full profile's code — its large models,
+its recipes, its evaluation paths — end to end on a CPU in minutes, so that a crash in code
+only the full profile reaches shows up before a reader meets it. Its numbers mean nothing;
+the model cache keeps smoke models apart from real ones.
+
+This module is the only one that reads these environment variables: everything else gets
+the :class:`Run` that :func:`setup` returns, passed down as an argument (``run=run``).
 """
 
 from __future__ import annotations
@@ -49,29 +52,24 @@ ENV_PROFILE = "SEQ2SEQ_PROFILE"
 ENV_SMOKE = "SEQ2SEQ_SMOKE"
 SMOKE_UPDATES = 4
 """Updates per training run in a smoke run."""
-SMOKE_SENTENCES = 8
-"""Items per evaluation sample in a smoke run."""
 SMOKE_BATCH = 4
 """Training pairs per batch in a smoke run (:func:`seq2seq_lib.training.fit`)."""
-SMOKE_SPLIT = 200
-"""Pairs kept in the corpus's validation and test splits in a smoke run
-(:func:`seq2seq_lib.corpus.load_translation_data`)."""
-
-
-def smoke() -> bool:
-    """Whether this is a smoke run (``SEQ2SEQ_SMOKE=1``; see the module docstring)."""
-    return os.environ.get(ENV_SMOKE) == "1"
+SMOKE_SPLIT = 24
+"""Pairs kept in the validation and test splits of the chapters' French→English data in a
+smoke run (:func:`seq2seq_lib.recipes.ch07.translation_data`)."""
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Run:
-    """What :func:`setup` decided: the device, the budget profile and the seed."""
+    """What :func:`setup` decided: the device, the budget profile, the seed and whether this
+    is a smoke run (module docstring). The library's training functions take it as ``run``."""
 
     device: torch.device
-    profile: str
-    seed: int
+    profile: str = "quick"
+    seed: int = 0
+    smoke: bool = False
 
     @property
     def quick(self) -> bool:
@@ -96,7 +94,7 @@ class Run:
     def __str__(self) -> str:
         """Two lines: the device, profile and seed; then what :mod:`seq2seq_lib.numerics`
         pinned."""
-        smoke_run = " | smoke run: meaningless numbers" if smoke() else ""
+        smoke_run = " | smoke run: meaningless numbers" if self.smoke else ""
         return (f"device={self.device.type} | profile={self.profile} | seed={self.seed}"
                 f"{smoke_run}\n{numerics.describe()}")
 
@@ -161,6 +159,8 @@ def setup(device: str = "auto", profile: str = "quick", seed: int = 0) -> Run:
             ``"full"`` (long training for a GPU); ``SEQ2SEQ_PROFILE`` wins when set.
         seed: the seed passed to :func:`seed_everything`.
 
+    ``SEQ2SEQ_SMOKE=1`` in the environment makes it a smoke run (module docstring).
+
     Raises:
         ValueError: an unknown device or profile name.
         RuntimeError: ``"cuda"`` asked for where PyTorch sees no CUDA device.
@@ -168,7 +168,12 @@ def setup(device: str = "auto", profile: str = "quick", seed: int = 0) -> Run:
     dev = resolve_device(os.environ.get(ENV_DEVICE) or device)
     prof = resolve_profile(os.environ.get(ENV_PROFILE) or profile)
     seed_everything(seed)
-    return Run(device=dev, profile=prof, seed=seed)
+    return Run(device=dev, profile=prof, seed=seed, smoke=os.environ.get(ENV_SMOKE) == "1")
+
+
+CPU = Run(torch.device("cpu"))
+"""The default run of the library's functions: the CPU, the ``quick`` profile, seed 0, no
+smoke run."""
 
 
 def cpu_model() -> str:

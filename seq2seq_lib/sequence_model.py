@@ -21,7 +21,7 @@ from torch import Tensor, nn
 
 from seq2seq_lib.cache import Trained, train_or_load
 from seq2seq_lib.cells import CellType, LSTMCell
-from seq2seq_lib.device import SMOKE_UPDATES, smoke
+from seq2seq_lib.device import CPU, SMOKE_UPDATES, Run
 from seq2seq_lib.numerics import make_optimizer
 from seq2seq_lib.rnn import scratch_like
 from seq2seq_lib.tasks import Task, TaskName, make_task
@@ -95,17 +95,20 @@ def train_sequence_model(
     clip: float = 1.0,
     seed: int = 0,
     log_every: int = 10,
+    run: Run = CPU,
 ) -> dict[str, Any]:
     """Train ``model`` in place with Adam on fresh batches of ``task``; return its history.
 
     Every step draws a new batch from a generator seeded with ``seed``; gradients are
     clipped to norm ``clip``. The history (plain numbers, for
     :func:`~seq2seq_lib.cache.train_or_load`) holds ``step`` and ``loss`` every
-    ``log_every`` steps, the wall time ``seconds`` and the settings.
+    ``log_every`` steps, the wall time ``seconds`` and the settings. The batches go to the
+    model's device; ``run`` (:func:`~seq2seq_lib.device.setup`'s) matters only in a smoke run
+    (``run.smoke``), which stops after ``SMOKE_UPDATES`` steps.
     """
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
-    if smoke():  # a smoke run: the code path, not the result
+    if run.smoke:  # a smoke run: the code path, not the result
         steps = min(steps, SMOKE_UPDATES)
     g = torch.Generator().manual_seed(seed)
     device = next(model.parameters()).device
@@ -178,7 +181,7 @@ def trained_sequence_model(
     lr: float = 1e-2,
     keep_bias: float = 3.0,
     seed: int = 0,
-    device: torch.device | str = "cpu",
+    run: Run = CPU,
 ) -> Trained:
     """One model of the length sweep, trained once and then loaded from the model cache.
 
@@ -206,13 +209,13 @@ def trained_sequence_model(
 
     def train(model: nn.Module) -> dict[str, Any]:
         history = train_sequence_model(
-            model, task, steps=steps, batch_size=batch_size, lr=lr, seed=seed
+            model, task, steps=steps, batch_size=batch_size, lr=lr, seed=seed, run=run
         )
         history["metric"] = evaluate(model, task)
         return history
 
     name = f"sweep-{task_name}-{cell_type}-T{seq_len}"
-    return train_or_load(name, config, build, train, device=device)
+    return train_or_load(name, config, build, train, run=run)
 
 
 def cached_length_sweep(
@@ -222,7 +225,7 @@ def cached_length_sweep(
     *,
     task_name: TaskName = "first_token",
     keep_bias: float = 3.0,
-    device: torch.device | str = "cpu",
+    run: Run = CPU,
     **budget: Any,
 ) -> dict[int, list[float]]:
     """The held-out metric of one model per (length, seed), from :func:`trained_sequence_model`.
@@ -234,7 +237,7 @@ def cached_length_sweep(
     return {
         T: [
             trained_sequence_model(
-                cell_type, task_name, T, keep_bias=keep_bias, seed=s, device=device, **budget
+                cell_type, task_name, T, keep_bias=keep_bias, seed=s, run=run, **budget
             ).history["metric"]
             for s in seeds
         ]

@@ -51,7 +51,7 @@ from tqdm import tqdm
 from seq2seq_lib.batches import Batch, TranslationData, TranslationDataset, sample_pairs
 from seq2seq_lib.buckets import bucket_loader
 from seq2seq_lib.checkpoint import read_checkpoint, save_checkpoint
-from seq2seq_lib.device import SMOKE_BATCH, SMOKE_UPDATES, smoke
+from seq2seq_lib.device import CPU, SMOKE_BATCH, SMOKE_UPDATES, Run
 from seq2seq_lib.encoder_decoder import EncoderDecoder, eval_mode
 from seq2seq_lib.losses import masked_cross_entropy
 from seq2seq_lib.numerics import make_optimizer
@@ -213,7 +213,7 @@ def train(
     config: TrainConfig,
     *,
     valid_loader: Iterable[Batch] | None = None,
-    device: torch.device | str = "cpu",
+    run: Run = CPU,
     resume: str | os.PathLike[str] | None = None,
     progress: bool = True,
     fused: bool | None = None,
@@ -223,7 +223,7 @@ def train(
     """Train ``model`` in place with Adam on the masked cross-entropy; return its history.
 
     Args:
-        model: an :class:`~seq2seq_lib.encoder_decoder.EncoderDecoder` (on ``device``).
+        model: an :class:`~seq2seq_lib.encoder_decoder.EncoderDecoder` (on ``run.device``).
         loader: yields :class:`~seq2seq_lib.batches.Batch` es (``make_loader`` or
             ``bucket_loader``; its shuffle generator is reseeded from ``(seed, epoch)`` at
             each epoch).
@@ -233,6 +233,9 @@ def train(
         valid_loader: if given, the teacher-forced validation loss after each epoch, and
             every ``config.valid_every`` updates (``history["valid_step"]``,
             ``history["valid_step_loss"]``).
+        run: the :class:`~seq2seq_lib.device.Run` of :func:`~seq2seq_lib.device.setup`:
+            batches go to ``run.device``; in a smoke run (``run.smoke``) training stops after
+            ``SMOKE_UPDATES`` updates, logging and validating after each.
         resume: a file to save the run to after every epoch and to resume from if it exists.
         progress: show a progress bar. ``fused``: see :func:`~seq2seq_lib.numerics.make_optimizer`.
         callback: called with the history after every logged step (e.g. to evaluate).
@@ -248,7 +251,7 @@ def train(
     """
     epochs, max_steps, log_every = config.epochs, config.steps, config.log_every
     valid_every, clip, seed = config.valid_every, config.clip, config.seed
-    if smoke():  # a smoke run: the code path, not the result; log and validate every update
+    if run.smoke:  # a smoke run: the code path, not the result; log and validate every update
         max_steps = min(max_steps or SMOKE_UPDATES, SMOKE_UPDATES)
         log_every, valid_every = 1, (1 if valid_every is not None else None)
     if valid_every is not None and valid_loader is None:
@@ -270,7 +273,7 @@ def train(
         paused = ckpt.training.get("paused")
     if pause_at is not None and history["updates"] >= pause_at:
         return history
-    device = torch.device(device)
+    device = run.device
     rng_devices = [device] if device.type == "cuda" else []
 
     def save(paused_state: dict[str, Any] | None = None) -> None:
@@ -371,7 +374,7 @@ def fit(
     data: TranslationData,
     config: TrainConfig,
     *,
-    device: torch.device | str = "cpu",
+    run: Run = CPU,
     progress: bool = True,
     resume: str | os.PathLike[str] | None = None,
     pause_at: int | None = None,
@@ -380,14 +383,15 @@ def fit(
     batches of ``config.batch_size`` pairs (:func:`~seq2seq_lib.buckets.bucket_loader`),
     validated on a fixed random sample of ``config.valid_pairs`` validation pairs
     (:func:`~seq2seq_lib.batches.sample_pairs`, seed 0: not the first rows, which are the
-    shortest sentences). Sources are reversed when ``model.reverse_source``. (A smoke run,
-    :func:`seq2seq_lib.device.smoke`, uses batches of at most ``SMOKE_BATCH`` pairs.)
-    ``resume`` and ``pause_at``: save, pause and resume (see :func:`train`)."""
+    shortest sentences). Sources are reversed when ``model.reverse_source``. ``run``: the
+    device and the smoke switch (see :func:`train`; a smoke run also uses batches of at most
+    ``SMOKE_BATCH`` pairs). ``resume`` and ``pause_at``: save, pause and resume (see
+    :func:`train`)."""
     rev = model.reverse_source
-    batch_size = min(config.batch_size, SMOKE_BATCH) if smoke() else config.batch_size
+    batch_size = min(config.batch_size, SMOKE_BATCH) if run.smoke else config.batch_size
     loader = bucket_loader(data.dataset("train"), batch_size, reverse_source=rev)
     valid_set = TranslationDataset(sample_pairs(data.valid, config.valid_pairs),
                                    data.src_vocab, data.tgt_vocab)
     valid = bucket_loader(valid_set, config.valid_batch_size, shuffle=False, reverse_source=rev)
-    return train(model, loader, config, valid_loader=valid, device=device, progress=progress,
+    return train(model, loader, config, valid_loader=valid, run=run, progress=progress,
                  resume=resume, pause_at=pause_at)

@@ -1,5 +1,6 @@
-"""Shared pytest setup: the environment the stored notebook outputs were made in, `scripts/`
-importable (notebook tooling used by the project tests), and a check of notebook cell times."""
+"""Shared pytest setup: the environment the stored notebook outputs were made in, and the
+fixtures. Plain helpers (paths, the corpus marker, model factories, the browser) are in
+``tests/helpers.py``: test files import them from there, never from a conftest."""
 
 import os
 
@@ -9,13 +10,10 @@ os.environ["SEQ2SEQ_NUMERICS"] = "portable"
 import seq2seq_lib  # noqa: E402,F401
 
 # isort: split
-import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+from helpers import ROOT  # noqa: E402
 
 # nbval compares against outputs stored from a CPU run under the quick profile, so the
 # notebook kernels it starts (which inherit this environment) must run the same way, even on
@@ -36,24 +34,12 @@ if GPU_TESTS:
 os.environ["SEQ2SEQ_DEVICE"] = "cpu"
 os.environ["SEQ2SEQ_PROFILE"] = "quick"
 os.environ["CUDA_VISIBLE_DEVICES"] = ""
-os.environ.pop("SEQ2SEQ_SMOKE", None)  # (tests/test_full_profile_smoke.py sets it for itself)
+os.environ.pop("SEQ2SEQ_SMOKE", None)  # (tests/test_colab.py sets it for its kernels)
 # Notebook kernels run in the notebook's folder: a relative $SEQ2SEQ_DATA must be made absolute.
 if os.environ.get("SEQ2SEQ_DATA"):
     os.environ["SEQ2SEQ_DATA"] = str(Path(os.environ["SEQ2SEQ_DATA"]).expanduser().resolve())
 # ... and import this checkout's seq2seq_lib, whatever copy pip installed.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-
-
-def shared_data_folder() -> Path | None:
-    """The folder holding the real corpus ``fra-eng/fra.txt``: ``$SEQ2SEQ_DATA`` (CI:
-    ``../shared/data``) or the repository's sibling ``shared/data``; ``None`` where there is
-    no copy (the tests that need it are then skipped)."""
-    from seq2seq_lib.corpus import CORPUS_FILE, ENV_DATA
-
-    for folder in (os.environ.get(ENV_DATA), ROOT.parent / "shared" / "data", "/work/shared/data"):
-        if folder and (Path(folder) / CORPUS_FILE).is_file():
-            return Path(folder)
-    return None
 
 
 @pytest.fixture(scope="session")
@@ -72,30 +58,9 @@ def tiny_translation_data():
     return TranslationData.from_pairs(pairs, name="tiny")
 
 
-#: Three lines of the corpus format (English \t French), for the data modules' tests.
-TINY_CORPUS = "Go.\tVa !\nRun!\tCours\u202f!\nI'm OK, thanks.\tÇa va, merci.\n"
-needs_corpus = pytest.mark.skipif(shared_data_folder() is None,
-                                  reason="no copy of fra-eng/fra.txt here")
-
-
 @pytest.fixture()
 def isolated_data_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test sees the user's cache or $SEQ2SEQ_DATA unless it sets them itself."""
     monkeypatch.delenv("SEQ2SEQ_DATA", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
-
-class MultiTableStep:
-    """A step function for a batch of table examples (tests of the searches): sentence ``b``
-    has its own :class:`~seq2seq_lib.decoding.TableStep`; the state is the sentence id of
-    each row."""
-
-    def __init__(self, tables):
-        self.tables = tables
-
-    def __call__(self, prefix, state):
-        import torch
-
-        pairs = zip(state.tolist(), prefix[:, 1:].tolist(), strict=True)
-        rows = [self.tables[b].probs(p) for b, p in pairs]
-        return torch.tensor(rows, dtype=torch.float64).log(), state

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import torch
+from helpers import TINY_CORPUS, needs_corpus, shared_data_folder
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from conftest import TINY_CORPUS, needs_corpus, shared_data_folder
 from seq2seq_lib import batches as B
 from seq2seq_lib import corpus as C
 from seq2seq_lib import vocab as V
 
-REPO = Path(__file__).resolve().parents[1]
 TINY = TINY_CORPUS
 SHARED = shared_data_folder()
 

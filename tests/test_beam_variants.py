@@ -11,8 +11,8 @@ from functools import partial
 
 import pytest
 import torch
+from helpers import MultiTableStep, as_pairs
 
-from conftest import MultiTableStep
 from seq2seq_lib.beam import beam_search, completed_beam_search
 from seq2seq_lib.decoding import TableStep, cut_at_eos, greedy_search
 from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
@@ -30,12 +30,6 @@ def random_table(vocab_size: int, max_len: int, seed: int) -> TableStep:
             weights = [rng.random() + 1e-3 for _ in vocab]
             table[prefix] = [w / sum(weights) for w in weights]
     return TableStep(vocab, table)
-
-
-
-
-def as_pairs(hyps):
-    return [(tuple(h.tokens), h.log_prob) for h in hyps]
 
 
 def assert_same(hyps, others):

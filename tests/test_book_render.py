@@ -8,15 +8,13 @@ if MathJax is served by the book itself.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
-from browser import missing, serve_and_browse, skip_or_fail
-from browser import wait_for as _wait
-from nbtools import figure_directives
+from helpers import ROOT, missing, serve_and_browse, skip_or_fail
+from helpers import wait_for as _wait
 
-ROOT = Path(__file__).resolve().parents[1]
+from scripts.nbtools import figure_directives
+
 HTML = ROOT / "_build" / "html"
 
 

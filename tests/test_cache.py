@@ -56,6 +56,19 @@ def test_key_depends_on_config_and_training_code(tmp_path):
     assert len(calls) == 3 and out.history == {"loss": [1.0]}
 
 
+def test_a_smoke_runs_models_are_kept_apart_from_real_ones(tmp_path):
+    """A model trained in a smoke run (a few updates) is never loaded by a real run."""
+    from seq2seq_lib.device import CPU, Run
+
+    calls = []
+    train = make_train(calls)
+    smoke = Run(torch.device("cpu"), "full", smoke=True)
+    real = cache.train_or_load("m", {"h": 2}, build, train, run=CPU, directory=tmp_path)
+    fake = cache.train_or_load("m", {"h": 2}, build, train, run=smoke, directory=tmp_path)
+    assert len(calls) == 2 and real.path != fake.path
+    assert cache.train_or_load("m", {"h": 2}, build, train, run=smoke, directory=tmp_path).loaded
+
+
 def test_key_depends_on_library_code(monkeypatch):
     train = make_train([])
     k1 = cache.cache_key("m", {"h": 2}, build, train)

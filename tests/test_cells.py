@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers import flat_state
 from torch import nn
 
 from seq2seq_lib.cells import (
@@ -37,10 +38,6 @@ def _state(kind, dtype):
     return H0
 
 
-def _flat(state):
-    return state if isinstance(state, tuple) else (state,)
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("kind", list(PAIRS))
 def test_cell_matches_torch_values_and_gradients(kind, dtype):
@@ -50,7 +47,7 @@ def test_cell_matches_torch_values_and_gradients(kind, dtype):
     cell = copy_cell_from_torch(make_scratch().to(dtype), ref)
     X = torch.randn(B, D, dtype=dtype, requires_grad=True)
     state = _state(kind, dtype)
-    out_ref, out = _flat(ref(X, state)), _flat(cell(X, state))
+    out_ref, out = flat_state(ref(X, state)), flat_state(cell(X, state))
     tol = TOL[dtype]
     for a, b in zip(out_ref, out, strict=True):
         torch.testing.assert_close(b, a, atol=tol, rtol=tol)
@@ -58,11 +55,11 @@ def test_cell_matches_torch_values_and_gradients(kind, dtype):
     weights = [torch.randn_like(o) for o in out]
     grads_ref = torch.autograd.grad(
         sum((w * o).sum() for w, o in zip(weights, out_ref, strict=True)),
-        [X, *_flat(state), *(getattr(ref, n) for n in TORCH_PARAMS)],
+        [X, *flat_state(state), *(getattr(ref, n) for n in TORCH_PARAMS)],
     )
     loss = sum((w * o).sum() for w, o in zip(weights, out, strict=True))
-    grads = torch.autograd.grad(loss, [X, *_flat(state), cell.W_x, cell.W_h, cell.b_x, cell.b_h])
-    n_in = 1 + len(_flat(state))
+    grads = torch.autograd.grad(loss, [X, *flat_state(state), cell.W_x, cell.W_h, cell.b_x, cell.b_h])
+    n_in = 1 + len(flat_state(state))
     grads = list(grads[:n_in]) + [grads[n_in].T, grads[n_in + 1].T, *grads[n_in + 2 :]]
     for a, b in zip(grads_ref, grads, strict=True):
         torch.testing.assert_close(b, a, atol=tol, rtol=tol)

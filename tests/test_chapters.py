@@ -14,8 +14,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbtools import chapter_paths
+from helpers import ROOT
 
+from scripts.nbtools import chapter_paths
 from seq2seq_lib import chapters
 
 NOTEBOOKS = chapter_paths()
@@ -70,7 +71,7 @@ def test_every_chapter_introduces_what_it_imports_first():
 
 
 def test_the_api_page_lists_the_modules_in_course_order():
-    page = (Path(__file__).resolve().parents[1] / "api.md").read_text(encoding="utf-8")
+    page = (ROOT / "api.md").read_text(encoding="utf-8")
     listed = re.findall(r"automodule:: seq2seq_lib\.([\w.]+)", page)
     assert listed == list(chapters.MODULE_CHAPTER)
     assert list(chapters.MODULE_CHAPTER.values()) == sorted(chapters.MODULE_CHAPTER.values())

@@ -12,10 +12,11 @@ top to bottom in a real kernel, as "Run all" does:
 * the corpus is downloaded into the user cache from a local web server (the one stand-in for
   the Internet: a cell placed after the install cell points the library's corpus URL at it);
 * with ``SEQ2SEQ_PROFILE=full`` and ``SEQ2SEQ_SMOKE=1``: the full profile's models, recipes and
-  evaluation code, every training run cut to a few updates and every evaluation to a few
-  sentences (:func:`seq2seq_lib.device.smoke`), so that the full profile's code runs end to end
-  on the CPU in minutes. Outputs are not compared (the smoke run's numbers mean nothing; nbval
-  compares the quick profile's); a cell that raises fails the test.
+  evaluation code, every training run cut to a few updates and the validation and test splits
+  of chapters 7–11 to a few sentences (``run.smoke``, :mod:`seq2seq_lib.device`), so that the
+  full profile's code runs end to end on the CPU in minutes. Outputs are not compared (the
+  smoke run's numbers mean nothing; nbval compares the quick profile's); a cell that raises
+  fails the test.
 
 The chapters run in course order in one environment and share its model cache, so later
 chapters load the smoke models of earlier ones as they would the real ones.
@@ -38,13 +39,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from helpers import ROOT, shared_data_folder
 from nbclient import NotebookClient
-from nbtools import COLAB_TAG, TOGGLE_TAG, chapter_paths, load_config
 
-from conftest import shared_data_folder
+from scripts.nbtools import COLAB_TAG, TOGGLE_TAG, chapter_paths, load_config
 from seq2seq_lib.corpus import CORPUS_FILE
 
-ROOT = Path(__file__).resolve().parents[1]
 EDITION = ROOT / "notebooks"
 CHAPTERS = [EDITION / p.name for p in chapter_paths()]
 

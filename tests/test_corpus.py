@@ -18,8 +18,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import TINY_CORPUS, leftovers, needs_corpus, shared_data_folder
 
-from conftest import TINY_CORPUS, needs_corpus, shared_data_folder
 from seq2seq_lib import corpus as C
 from seq2seq_lib.download import (
     ChecksumError,
@@ -30,7 +30,6 @@ from seq2seq_lib.download import (
     file_digest,
 )
 
-REPO = Path(__file__).resolve().parents[1]
 TINY = TINY_CORPUS
 SHARED = shared_data_folder()
 
@@ -69,11 +68,6 @@ def tiny_zip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, byte
     monkeypatch.setattr(C, "CORPUS_ZIP_SHA1", _sha1(payload))
     monkeypatch.setattr(C, "CORPUS_SHA256", _sha256(TINY.encode()))
     return served.as_uri(), payload
-
-
-def _leftovers(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.rglob("*")) if folder.exists() else []
-
 
 
 # --------------------------------------------------------------------------- finding the corpus
@@ -210,7 +204,7 @@ def test_downloaded_checksum_mismatch_keeps_nothing(
     cache = tmp_path / "cache"
     with pytest.raises(ChecksumError, match="0" * 40):
         C.find_corpus(cache_dir=cache, url=url)
-    assert _leftovers(cache) == []
+    assert leftovers(cache) == []
 
 
 def test_extracted_file_checksum_mismatch_keeps_nothing(
@@ -221,7 +215,7 @@ def test_extracted_file_checksum_mismatch_keeps_nothing(
     cache = tmp_path / "cache"
     with pytest.raises(ChecksumError):
         C.find_corpus(cache_dir=cache, url=url)
-    assert _leftovers(cache) == ["fra-eng.zip"]  # the verified zip stays; no fra.txt
+    assert leftovers(cache) == ["fra-eng.zip"]  # the verified zip stays; no fra.txt
 
 
 def test_offline_error_says_how_to_supply_the_file(tmp_path: Path) -> None:
@@ -234,7 +228,7 @@ def test_offline_error_says_how_to_supply_the_file(tmp_path: Path) -> None:
     message = str(info.value)
     assert "name resolution" in message
     assert C.ENV_DATA in message and C.CORPUS_SHA256 in message and "path" in message
-    assert _leftovers(cache) == []
+    assert leftovers(cache) == []
 
 
 @pytest.mark.parametrize("error", [ConnectionResetError("reset"), TimeoutError("timed out")])
@@ -254,7 +248,7 @@ def test_interrupted_download_leaves_no_file(tmp_path: Path, error: Exception) -
             "http://example.invalid/big.bin", dest, expected="0" * 40,
             opener=lambda url, timeout: Dying(os.urandom(300_000)),
         )
-    assert _leftovers(tmp_path) == []
+    assert leftovers(tmp_path) == []
     assert len(seen_final_name) > 1 and not any(seen_final_name)
 
 
@@ -270,7 +264,7 @@ def test_interrupt_by_keyboard_leaves_no_file(tmp_path: Path) -> None:
             "http://example.invalid/x", tmp_path / "x", expected="0" * 40,
             opener=lambda url, timeout: Interrupted(b"x" * 200_000),
         )
-    assert _leftovers(tmp_path) == []
+    assert leftovers(tmp_path) == []
 
 
 def test_download_file_success_is_verified(tmp_path: Path) -> None:
@@ -281,7 +275,7 @@ def test_download_file_success_is_verified(tmp_path: Path) -> None:
         opener=lambda url, timeout: io.BytesIO(payload),
     )
     assert dest.read_bytes() == payload
-    assert _leftovers(tmp_path / "sub") == ["h.bin"]
+    assert leftovers(tmp_path / "sub") == ["h.bin"]
 
 
 # --------------------------------------------------------------------------- archives
@@ -299,7 +293,7 @@ def test_truncated_archive_is_a_clear_error(
     with pytest.raises(CorruptArchiveError, match="truncated or corrupt"):
         C.find_corpus(cache_dir=cache, url=served.as_uri())
     assert not (cache / C.CORPUS_FILE).exists()
-    assert _leftovers(cache) == ["cut.zip"]
+    assert leftovers(cache) == ["cut.zip"]
 
 
 def test_corrupt_member_data_is_a_clear_error(tmp_path: Path) -> None:
@@ -311,7 +305,7 @@ def test_corrupt_member_data_is_a_clear_error(tmp_path: Path) -> None:
     target = tmp_path / "out"
     with pytest.raises(CorruptArchiveError):
         extract_zip(archive, target)
-    assert _leftovers(target) == []  # neither a.txt nor b.txt under a final name
+    assert leftovers(target) == []  # neither a.txt nor b.txt under a final name
 
 
 @pytest.mark.parametrize("evil", ["../evil.txt", "ok/../../evil.txt", "/tmp/evil-abs.txt"])
@@ -325,7 +319,7 @@ def test_escaping_member_is_refused(tmp_path: Path, evil: str) -> None:
     target = tmp_path / "deep" / "target"
     with pytest.raises(CorruptArchiveError, match="outside"):
         extract_zip(archive, target)
-    assert _leftovers(target) == []  # refused before anything was written
+    assert leftovers(target) == []  # refused before anything was written
     assert not (tmp_path / "deep" / "evil.txt").exists()
     assert not Path("/tmp/evil-abs.txt").exists()
 
@@ -337,7 +331,7 @@ def test_extract_skips_macos_junk(tmp_path: Path) -> None:
     }))
     out = extract_zip(archive, tmp_path / "out")
     assert out == [(tmp_path / "out" / "d" / "x.txt").resolve()]
-    assert _leftovers(tmp_path / "out") == ["d", "x.txt"]
+    assert leftovers(tmp_path / "out") == ["d", "x.txt"]
 
 
 # --------------------------------------------------------------------------- reading lines

@@ -9,10 +9,10 @@ import random
 
 import pytest
 import torch
+from helpers import MultiTableStep, as_pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import MultiTableStep
 from seq2seq_lib import beam
 from seq2seq_lib.beam import beam_candidates, beam_search
 from seq2seq_lib.decoding import TableStep, greedy_search, index_state
@@ -71,10 +71,6 @@ def gru_state(batch, seed=1):
     g = torch.Generator().manual_seed(seed)
     return (torch.randn(2, batch, 8, generator=g, dtype=torch.float64),
             torch.randn(batch, 8, generator=g, dtype=torch.float64))
-
-
-def as_pairs(hyps):
-    return [(tuple(h.tokens), h.log_prob) for h in hyps]
 
 
 # --------------------------------------------------------------------------- seed examples

@@ -107,3 +107,25 @@ def test_synchronize_waits_for_cuda_only_on_a_cuda_device(monkeypatch):
     object.__setattr__(run, "device", torch.device("cuda", 0))  # without a GPU: only the call
     run.synchronize()
     assert waited == [torch.device("cuda", 0)]
+
+
+def test_only_this_module_reads_the_toggle_from_the_environment():
+    """The device, profile and smoke switch reach the library as the Run that setup returns,
+    passed down; no other library module reads their environment variables."""
+    from pathlib import Path
+
+    package = Path(dev.__file__).parent
+    names = ("ENV_DEVICE", "ENV_PROFILE", "ENV_SMOKE", "SEQ2SEQ_DEVICE", "SEQ2SEQ_PROFILE",
+             "SEQ2SEQ_SMOKE", "smoke()")
+    readers = sorted(str(path.relative_to(package)) for path in package.rglob("*.py")
+                     if path.name != "device.py"
+                     and any(name in path.read_text(encoding="utf-8") for name in names))
+    assert readers == []
+
+
+def test_setup_reads_the_smoke_switch(monkeypatch):
+    monkeypatch.setenv(dev.ENV_SMOKE, "1")
+    run = dev.setup("cpu", "full")
+    assert run.smoke and "smoke run" in str(run)
+    monkeypatch.setenv(dev.ENV_SMOKE, "0")
+    assert not dev.setup("cpu", "full").smoke

@@ -16,14 +16,14 @@ import shutil
 import warnings
 from pathlib import Path
 
-import make_edition
 import nbformat
 import pytest
-from browser import missing, serve_and_browse, skip_or_fail, wait_for
-from make_edition import EditionError, translate
-from nbtools import chapter_paths, figure_directives
+from helpers import ROOT, missing, serve_and_browse, skip_or_fail, wait_for
 
-ROOT = Path(__file__).resolve().parents[1]
+from scripts import make_edition
+from scripts.make_edition import EditionError, translate
+from scripts.nbtools import chapter_paths, figure_directives
+
 HTML = ROOT / "_build" / "html"
 CHAPTERS = chapter_paths()
 IDS = [p.stem for p in CHAPTERS]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers import make_cho, make_seq2seq
 
 from seq2seq_lib.batches import collate
 from seq2seq_lib.encoder_decoder import (
@@ -16,16 +17,7 @@ from seq2seq_lib.encoder_decoder import (
     LSTMEncoder,
     RNNEncoder,
 )
-from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
 from seq2seq_lib.vocab import BOS_ID, EOS_ID, PAD_ID
-
-
-def make_seq2seq(src: int, tgt: int, **sizes) -> Seq2SeqModel:
-    return Seq2SeqModel(Seq2SeqConfig(src, tgt, **sizes))
-
-
-def make_cho(src: int, tgt: int, **sizes) -> ChoModel:
-    return ChoModel(ChoConfig(src, tgt, **sizes))
 
 
 def _sentence(seed: int, n: int, vocab: int = 20) -> list[int]:

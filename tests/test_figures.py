@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from nbtools import FIGURES, chapter_paths, figure_directives
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+from scripts.nbtools import FIGURES, chapter_paths, figure_directives
+
 SCRIPT = FIGURES / "make_figures.py"
 
 

@@ -3,7 +3,8 @@
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from nbtools import chapter_paths
+
+from scripts.nbtools import chapter_paths
 
 
 def _outputs(source: str) -> list:

@@ -36,6 +36,7 @@ pytestmark = pytest.mark.skipif(
            "tests/test_gpu.py)",
 )
 CUDA = torch.device("cuda")
+GPU = Run(CUDA)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -126,13 +127,13 @@ def test_training_on_the_gpu_pauses_and_resumes_bit_for_bit(data, tmp_path):
                                           dropout=0.0)).to(CUDA)
 
     straight = fresh()
-    h_straight = training.fit(straight, data, config, device=CUDA, progress=False)
+    h_straight = training.fit(straight, data, config, run=GPU, progress=False)
     assert h_straight["step_loss"][-1] < h_straight["step_loss"][0]
     ckpt = tmp_path / "run.pt"
     paused = fresh()
-    training.fit(paused, data, config, device=CUDA, progress=False, resume=ckpt, pause_at=5)
+    training.fit(paused, data, config, run=GPU, progress=False, resume=ckpt, pause_at=5)
     resumed = fresh()
-    h_resumed = training.fit(resumed, data, config, device=CUDA, progress=False, resume=ckpt)
+    h_resumed = training.fit(resumed, data, config, run=GPU, progress=False, resume=ckpt)
     assert h_resumed == h_straight
     for a, b in zip(straight.state_dict().values(), resumed.state_dict().values(), strict=True):
         assert torch.equal(a, b)
@@ -155,10 +156,10 @@ def test_train_or_load_returns_the_model_on_the_gpu(data, tmp_path):
                                   hidden_size=16))
 
     def train(model: nn.Module) -> dict:
-        return training.fit(model, data, config, device=CUDA, progress=False)
+        return training.fit(model, data, config, run=GPU, progress=False)
 
     for _ in range(2):  # trained, then loaded
-        trained = cache.train_or_load("gpu", {}, build, train, device=CUDA, directory=tmp_path)
+        trained = cache.train_or_load("gpu", {}, build, train, run=GPU, directory=tmp_path)
         assert next(trained.model.parameters()).device.type == "cuda"
 
 

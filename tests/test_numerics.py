@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import ROOT
 
 from seq2seq_lib import numerics
 
-ROOT = Path(__file__).resolve().parents[1]
 RECORDED = ROOT / "results" / "numerics-fingerprint.json"
 portable_only = pytest.mark.skipif(numerics.mode() != "portable",
                                    reason="SEQ2SEQ_NUMERICS=native: nothing is pinned")
@@ -36,8 +36,7 @@ def test_the_pins_hold_in_this_process():
 
 
 def _vendor_dependent() -> dict[str, str]:
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from numerics_fingerprint import VENDOR_DEPENDENT
+    from scripts.numerics_fingerprint import VENDOR_DEPENDENT
 
     return VENDOR_DEPENDENT
 

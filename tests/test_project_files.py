@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
-from pathlib import Path
 
 import nbformat
 import pytest
 import tomllib
 import yaml
-from nbtools import COLAB_TAG, TOGGLE_TAG, chapter_paths, colab_cell_source, load_config
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+from scripts.nbtools import COLAB_TAG, TOGGLE_TAG, chapter_paths, colab_cell_source, load_config
+
 CHAPTER_NAMES = [
     "01_bptt", "02_gru", "03_lstm", "04_deep_rnn", "05_bidirectional_rnn", "06_encoder_decoder",
     "07_seq2seq", "08_attention", "09_beam_search", "10_bleu", "11_translator",
@@ -270,3 +271,30 @@ def test_no_library_module_reads_the_repository_checkout():
     for path in sorted((ROOT / "seq2seq_lib").rglob("*.py")):
         found = above.search(path.read_text(encoding="utf-8"))
         assert not found, f"{path.relative_to(ROOT)} reads outside the package: {found.group(0)}"
+
+
+def _test_files_importing_conftest_or_changing_sys_path() -> list[str]:
+    found = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        name = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=name)):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                modules = [node.module or ""]
+            else:
+                modules = []
+            if any(m.split(".")[0] == "conftest" for m in modules):
+                found.append(f"{name}:{node.lineno}: imports from conftest (use tests/helpers.py)")
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("insert", "append", "extend")
+                    and ast.unparse(node.func.value) == "sys.path"):
+                found.append(f"{name}:{node.lineno}: {ast.unparse(node.func)}")
+    return found
+
+
+def test_tests_share_code_through_helpers_not_conftest_or_sys_path():
+    """Plain helpers live in ``tests/helpers.py`` (fixtures in ``tests/conftest.py``: there are
+    two conftest files, and importing one by name is fragile), and the scripts are imported
+    as the package ``scripts``: no test file imports a conftest or changes ``sys.path``."""
+    assert _test_files_importing_conftest_or_changing_sys_path() == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers import flat_state
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
@@ -17,10 +18,6 @@ from seq2seq_lib.rnn import (
 
 TORCH = {"rnn": nn.RNN, "gru": nn.GRU, "lstm": nn.LSTM}
 TOL = {torch.float32: 1e-5, torch.float64: 1e-10}
-
-
-def _flat(state):
-    return state if isinstance(state, tuple) else (state,)
 
 
 def _initial_state(kind, n, B, h, dtype):
@@ -49,20 +46,20 @@ def _compare(kind, L, bidirectional, dtype, B=3, T=6, d=4, h=5, seed=0):
     tol = TOL[dtype]
     assert out.shape == out_ref.shape == (B, T, D * h)
     torch.testing.assert_close(out, out_ref, atol=tol, rtol=tol)
-    for a, b in zip(_flat(st_new), _flat(st_ref), strict=True):
+    for a, b in zip(flat_state(st_new), flat_state(st_ref), strict=True):
         assert a.shape == (L * D, B, h)
         torch.testing.assert_close(a, b, atol=tol, rtol=tol)
     # weight every output and final state randomly; compare all gradients
     w_out = torch.randn_like(out)
-    w_st = [torch.randn_like(s) for s in _flat(st_new)]
+    w_st = [torch.randn_like(s) for s in flat_state(st_new)]
 
     def loss(o, s):
-        return (w_out * o).sum() + sum((w * x).sum() for w, x in zip(w_st, _flat(s), strict=True))
+        return (w_out * o).sum() + sum((w * x).sum() for w, x in zip(w_st, flat_state(s), strict=True))
 
-    inputs = [X, *_flat(state)]
+    inputs = [X, *flat_state(state)]
     g_ref = torch.autograd.grad(loss(out_ref, st_ref), inputs + list(ref.parameters()))
     loss(out, st_new).backward(inputs=inputs + list(scratch.parameters()))
-    g_new = [X.grad, *(s.grad for s in _flat(state))] + _scratch_grads_in_torch_layout(scratch)
+    g_new = [X.grad, *(s.grad for s in flat_state(state))] + _scratch_grads_in_torch_layout(scratch)
     assert len(g_ref) == len(g_new)
     for a, b in zip(g_new, g_ref, strict=True):
         torch.testing.assert_close(a, b, atol=tol, rtol=tol)

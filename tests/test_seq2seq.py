@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers import make_seq2seq
 
 from seq2seq_lib.batches import collate
 from seq2seq_lib.device import Run
@@ -11,10 +12,6 @@ from seq2seq_lib.recipes import build_model
 from seq2seq_lib.recipes.ch07 import seq2seq_plan
 from seq2seq_lib.seq2seq import LSTMDecoder, Seq2SeqConfig, Seq2SeqModel
 from seq2seq_lib.vocab import EOS_ID
-
-
-def make_seq2seq(src: int, tgt: int, **sizes) -> Seq2SeqModel:
-    return Seq2SeqModel(Seq2SeqConfig(src, tgt, **sizes))
 
 
 def _batch(reverse: bool):

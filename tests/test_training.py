@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pytest
 import torch
+from helpers import make_cho
 
 from seq2seq_lib import training
 from seq2seq_lib.batches import TranslationData, TranslationDataset, make_loader, sample_pairs
 from seq2seq_lib.buckets import bucket_loader
 from seq2seq_lib.checkpoint import read_checkpoint
-from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
 from seq2seq_lib.evaluation import bleu, position_accuracy, translate
 from seq2seq_lib.numerics import make_optimizer
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
@@ -25,10 +25,6 @@ from seq2seq_lib.training import (
     scheduled_sampling,
     train,
 )
-
-
-def make_cho(src: int, tgt: int, **sizes) -> ChoModel:
-    return ChoModel(ChoConfig(src, tgt, **sizes))
 
 
 def test_scheduled_sampling_values():
@@ -274,34 +270,53 @@ def test_fit_validates_on_a_random_sample_not_the_first_rows(tiny, monkeypatch):
     assert seen[0] != by_length.valid[:4]
 
 
-def test_a_smoke_run_makes_a_few_small_updates_and_validates_after_each(tiny, monkeypatch):
-    """SEQ2SEQ_SMOKE=1 (the full profile's code on a CPU, tests/test_full_profile_smoke.py)."""
+def test_a_smoke_run_makes_a_few_small_updates_and_validates_after_each(tiny):
+    """``run.smoke`` (the full profile's code on a CPU, tests/test_colab.py): a few small
+    updates, each logged and validated; evaluation samples are not capped by it."""
     from seq2seq_lib import device
 
     big = replace(tiny, train=tiny.train * 8)  # 50 updates: a few epochs
     config = TrainConfig(batch_size=32, epochs=10, steps=50, lr=1e-2, log_every=25, valid_every=25,
                          valid_pairs=40, valid_batch_size=40)
 
-    def run():
+    def train_it(run):
         torch.manual_seed(0)
         model = make_cho(len(tiny.src_vocab), len(tiny.tgt_vocab), embed_size=4, hidden_size=8)
-        return fit(model, big, config, progress=False)
+        return fit(model, big, config, run=run, progress=False)
 
-    normal = run()
+    normal = train_it(device.CPU)
     assert normal["updates"] == 50 and normal["valid_step"] == [25, 50]
-    monkeypatch.setenv(device.ENV_SMOKE, "1")
-    smoke = run()
+    smoke = train_it(device.Run(torch.device("cpu"), "full", smoke=True))
     updates = device.SMOKE_UPDATES
     assert smoke["updates"] == updates and smoke["step"] == list(range(1, updates + 1))
     assert smoke["valid_step"] == list(range(1, updates + 1))
     assert smoke["tokens"] <= updates * device.SMOKE_BATCH * 6  # targets: <= 5 letters + <eos>
-    assert len(sample_pairs(big.train, None)) == device.SMOKE_SENTENCES
-    assert len(sample_pairs(big.train, 3)) == 3
+    assert len(sample_pairs(big.train, None)) == len(big.train)
+
+
+def test_the_smoke_switch_comes_from_the_environment_through_setup_only(monkeypatch):
+    """``SEQ2SEQ_SMOKE=1`` reaches the library only as ``setup(...).smoke``: with the variable
+    set, a function given the default run trains its whole budget."""
+    from seq2seq_lib import device
+    from seq2seq_lib.sequence_model import SequenceConfig, SequenceModel, train_sequence_model
+    from seq2seq_lib.tasks import make_task
+
+    monkeypatch.setenv(device.ENV_SMOKE, "1")
+    assert device.setup("cpu", "full").smoke
+    task = make_task("first_token", 5)
+    model = SequenceModel(SequenceConfig("gru", task.input_size, 4, task.output_size))
+    assert train_sequence_model(model, task, steps=6, log_every=1)["step"] == list(range(1, 7))
+    smoke = device.setup("cpu", "full")
+    assert train_sequence_model(model, task, steps=6, log_every=1, run=smoke)["step"] == list(
+        range(1, device.SMOKE_UPDATES + 1))
+    monkeypatch.delenv(device.ENV_SMOKE)
+    assert not device.setup("cpu", "full").smoke
 
 
 def test_a_smoke_run_keeps_small_validation_and_test_splits(tmp_path, monkeypatch):
     from seq2seq_lib import device
     from seq2seq_lib.corpus import load_translation_data
+    from seq2seq_lib.recipes import ch07
 
     rng = random.Random(0)
     lines = [f"{' '.join(rng.choice('abcdefgh') for _ in range(rng.randint(1, 6)))}\tx {i}"
@@ -309,8 +324,9 @@ def test_a_smoke_run_keeps_small_validation_and_test_splits(tmp_path, monkeypatc
     corpus = tmp_path / "fra.txt"
     corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
     normal = load_translation_data(corpus, min_freq=1, verify=False)
-    monkeypatch.setenv(device.ENV_SMOKE, "1")
-    smoke = load_translation_data(corpus, min_freq=1, verify=False)
+    monkeypatch.setattr(ch07, "load_translation_data", lambda **_: normal)
+    assert ch07.translation_data(device.CPU) is normal
+    smoke = ch07.translation_data(device.Run(torch.device("cpu"), "full", smoke=True))
     assert len(normal.valid) > device.SMOKE_SPLIT
     assert len(smoke.valid) == len(smoke.test) == device.SMOKE_SPLIT
     assert smoke.stats["test"] == device.SMOKE_SPLIT

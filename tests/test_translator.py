@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import ROOT
 from torch import nn
 
 from seq2seq_lib import cache
@@ -33,7 +34,6 @@ from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
 from seq2seq_lib.translator import Translator, export_translator, load_translator, main
 from seq2seq_lib.vocab import Vocab, detokenize, tokenize
 
-ROOT = Path(__file__).resolve().parents[1]
 SRC = Vocab.build([["je", "suis", "content", ".", "tu", "es", "triste", "!", "il", "a", "faim"]])
 TGT = Vocab.build([["i", "am", "happy", ".", "you", "are", "sad", "!", "he", "is", "hungry"]])
 SENTENCES = ["Je suis content.", "Tu es triste !", "il a faim", "Je suis inconnu ?"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-import translator_results
 
+from scripts import translator_results
 from seq2seq_lib import ablation
 from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
 from seq2seq_lib.cache import Trained
@@ -27,7 +27,7 @@ def tiny(monkeypatch, tmp_path, tiny_translation_data):
         history = {"updates": 1, "tokens": 10, "valid_step_loss": [4.0], "valid_loss": []}
         return Trained(model, history, tmp_path / "m.pt", loaded=False)
 
-    monkeypatch.setattr(ch07, "translation_data", lambda: data)
+    monkeypatch.setattr(ch07, "translation_data", lambda run: data)
     monkeypatch.setattr(ch08, "translator_path", lambda *a, **k: tmp_path / "absent.pt")
     monkeypatch.setattr(ch08, "train_translators",
                         lambda run, data, variants, workers=None: {

@@ -7,23 +7,18 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import TINY_CORPUS, leftovers, needs_corpus, shared_data_folder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import TINY_CORPUS, needs_corpus, shared_data_folder
 from seq2seq_lib import corpus as C
 from seq2seq_lib import vocab as V
 
-REPO = Path(__file__).resolve().parents[1]
 TINY = TINY_CORPUS
 SHARED = shared_data_folder()
 
 
 pytestmark = pytest.mark.usefixtures("isolated_data_env")
-
-
-def _leftovers(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.rglob("*")) if folder.exists() else []
 
 
 @needs_corpus
@@ -148,7 +143,7 @@ def test_vocab_save_load_roundtrip(tmp_path: Path) -> None:
     path = vocab.save(tmp_path / "v" / "vocab.json")
     loaded = V.Vocab.load(path)
     assert loaded == vocab and loaded.stoi == vocab.stoi
-    assert _leftovers(tmp_path / "v") == ["vocab.json"]
+    assert leftovers(tmp_path / "v") == ["vocab.json"]
     assert json.loads(path.read_text(encoding="utf-8"))["tokens"][4] == "ça"
     (tmp_path / "bad.json").write_text('{"tokens": []}')
     with pytest.raises(ValueError, match="not a saved Vocab"):

@@ -52,32 +52,31 @@ def build_model(model_class: type[nn.Module], config: Any, seed: int) -> nn.Modu
     return model_class(config)
 
 
-def fit_model(model: nn.Module, *, config: TrainConfig, data: TranslationData,
-              device: torch.device | str, progress: bool = True,
-              **resume: Any) -> dict[str, Any]:
+def fit_model(model: nn.Module, *, config: TrainConfig, data: TranslationData, run: Run,
+              progress: bool = True, **resume: Any) -> dict[str, Any]:
     """:func:`seq2seq_lib.training.fit` of ``model`` on ``data``; ``resume`` holds the
     keywords :func:`seq2seq_lib.cache.train_or_load` passes to continue a paused run."""
-    return fit(model, data, config, device=device, progress=progress, **resume)
+    return fit(model, data, config, run=run, progress=progress, **resume)
 
 
 def _job(plan: Plan, data: TranslationData, run: Run,
          progress: bool) -> tuple[str, dict[str, Any], Any, Any]:
     """``(name, key, build, train)`` as :func:`~seq2seq_lib.cache.train_or_load` takes them."""
     build = partial(build_model, plan.model_class, plan.model, plan.train.seed)
-    train = partial(fit_model, config=plan.train, data=data, device=run.device,
-                    progress=progress)
+    train = partial(fit_model, config=plan.train, data=data, run=run, progress=progress)
     return plan.name, plan.key(), build, train
 
 
 def train_plan(plan: Plan, data: TranslationData, run: Run, *, progress: bool = True,
                pause_at: int | None = None) -> cache.Trained:
-    """Train (or load) the model of ``plan`` on ``data``'s training split, on ``run.device``.
+    """Train (or load) the model of ``plan`` on ``data``'s training split, on ``run.device``
+    (a smoke run, ``run.smoke``: a few updates).
     ``pause_at``: train only up to that update and save the run, to be continued by the next
     call (:func:`seq2seq_lib.cache.train_or_load`)."""
     name, key, build, train = _job(plan, data, run, progress)
-    return cache.train_or_load(name, key, build, train, device=run.device, pause_at=pause_at)
+    return cache.train_or_load(name, key, build, train, run=run, pause_at=pause_at)
 
 
 def plan_path(plan: Plan, data: TranslationData, run: Run) -> Path:
     """The cache file of :func:`train_plan`; it exists when the model is cached."""
-    return cache.cache_path(*_job(plan, data, run, False))
+    return cache.cache_path(*_job(plan, data, run, False), run=run)

@@ -13,7 +13,7 @@ from typing import Any
 from seq2seq_lib.batches import TranslationData
 from seq2seq_lib.cache import Trained
 from seq2seq_lib.corpus import load_translation_data
-from seq2seq_lib.device import Run
+from seq2seq_lib.device import SMOKE_SPLIT, Run
 from seq2seq_lib.recipes import Plan, train_plan
 from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
 from seq2seq_lib.training import TrainConfig
@@ -26,9 +26,12 @@ from seq2seq_lib.training import TrainConfig
 DATA: dict[str, Any] = {"direction": "fr-en", "max_len": 10, "min_freq": 10}
 
 
-def translation_data() -> TranslationData:
-    """The French→English data of chapters 7–11 (:data:`DATA`)."""
-    return load_translation_data(**DATA)
+def translation_data(run: Run) -> TranslationData:
+    """The French→English data of chapters 7–11 (:data:`DATA`). In a smoke run
+    (``run.smoke``) its validation and test splits keep a seeded random sample of
+    :data:`~seq2seq_lib.device.SMOKE_SPLIT` pairs each, so every evaluation is short."""
+    data = load_translation_data(**DATA)
+    return data.with_eval_samples(SMOKE_SPLIT) if run.smoke else data
 
 
 def seq2seq_plan(run: Run, data: TranslationData) -> Plan:

@@ -1,0 +1,173 @@
+"""Plain helpers shared by the test files: ``from helpers import ...`` (pytest puts ``tests/`` on
+``sys.path``, as the folder of ``tests/conftest.py``). Fixtures live in ``tests/conftest.py``;
+nothing imports from a conftest.
+
+Importing this module stays cheap: torch, the library's models and selenium are imported only
+inside the helpers that use them.
+
+* paths and data: :data:`ROOT`, :func:`shared_data_folder`, :data:`needs_corpus`,
+  :data:`TINY_CORPUS`, :func:`leftovers`;
+* models and searches: :func:`make_seq2seq`, :func:`make_cho`, :class:`MultiTableStep`,
+  :func:`as_pairs`, :func:`flat_state`;
+* a headless browser for the rendered-page tests (the book in ``tests/test_book_render.py``,
+  the notebook edition in ``tests/test_edition.py``): :func:`missing`, :func:`skip_or_fail`,
+  :func:`serve_and_browse`, :func:`wait_for`. They need Debian's ``chromium`` and
+  ``chromium-driver`` and selenium; without them the tests are skipped locally but fail under
+  CI (``CI=true``), where all must exist. The browser has no other network: whatever a page
+  needs (MathJax, images) must be served from the folder itself.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from seq2seq_lib.encoder_decoder import ChoModel
+    from seq2seq_lib.seq2seq import Seq2SeqModel
+
+#: The repository's root folder.
+ROOT = Path(__file__).resolve().parents[1]
+
+# ------------------------------------------------------------------------------ paths and data
+
+
+def shared_data_folder() -> Path | None:
+    """The folder holding the real corpus ``fra-eng/fra.txt``: ``$SEQ2SEQ_DATA`` (CI:
+    ``../shared/data``) or the repository's sibling ``shared/data``; ``None`` where there is
+    no copy (the tests that need it are then skipped)."""
+    from seq2seq_lib.corpus import CORPUS_FILE, ENV_DATA
+
+    for folder in (os.environ.get(ENV_DATA), ROOT.parent / "shared" / "data", "/work/shared/data"):
+        if folder and (Path(folder) / CORPUS_FILE).is_file():
+            return Path(folder)
+    return None
+
+
+#: Three lines of the corpus format (English \t French), for the data modules' tests.
+TINY_CORPUS = "Go.\tVa !\nRun!\tCours\u202f!\nI'm OK, thanks.\tÇa va, merci.\n"
+needs_corpus = pytest.mark.skipif(shared_data_folder() is None,
+                                  reason="no copy of fra-eng/fra.txt here")
+
+
+def leftovers(folder: Path) -> list[str]:
+    """The names of everything under ``folder`` (none if it does not exist), sorted."""
+    return sorted(p.name for p in folder.rglob("*")) if folder.exists() else []
+
+
+# ------------------------------------------------------------------------ models and searches
+
+
+def make_seq2seq(src: int, tgt: int, **sizes) -> Seq2SeqModel:
+    from seq2seq_lib.seq2seq import Seq2SeqConfig, Seq2SeqModel
+
+    return Seq2SeqModel(Seq2SeqConfig(src, tgt, **sizes))
+
+
+def make_cho(src: int, tgt: int, **sizes) -> ChoModel:
+    from seq2seq_lib.encoder_decoder import ChoConfig, ChoModel
+
+    return ChoModel(ChoConfig(src, tgt, **sizes))
+
+
+class MultiTableStep:
+    """A step function for a batch of table examples (tests of the searches): sentence ``b``
+    has its own :class:`~seq2seq_lib.decoding.TableStep`; the state is the sentence id of
+    each row."""
+
+    def __init__(self, tables):
+        self.tables = tables
+
+    def __call__(self, prefix, state):
+        import torch
+
+        pairs = zip(state.tolist(), prefix[:, 1:].tolist(), strict=True)
+        rows = [self.tables[b].probs(p) for b, p in pairs]
+        return torch.tensor(rows, dtype=torch.float64).log(), state
+
+
+def as_pairs(hyps):
+    """``(tokens, log-probability)`` of each hypothesis of a search."""
+    return [(tuple(h.tokens), h.log_prob) for h in hyps]
+
+
+def flat_state(state):
+    """A recurrent state as a tuple: ``(h, c)`` of an LSTM as it is, ``(h,)`` of the others."""
+    return state if isinstance(state, tuple) else (state,)
+
+
+# --------------------------------------------------------------------------- headless browser
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+def missing() -> str | None:
+    """Why no browser can run here (``None`` when one can)."""
+    if not (CHROMIUM and CHROMEDRIVER):
+        return "Debian's chromium and chromium-driver are not installed"
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed"
+    return None
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip a rendered check locally; under CI it must run, so fail."""
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must check the rendered pages, but {reason}")
+    pytest.skip(reason)
+
+
+@contextmanager
+def serve_and_browse(folder: Path, width: int = 1280, height: int = 900) -> Iterator[tuple[Any, str]]:
+    """``(driver, base URL)`` of a headless Chromium and a server of ``folder``."""
+    reason = missing()
+    if reason:
+        skip_or_fail(reason)
+    import functools
+    import http.server
+    import threading
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    class QuietHandler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:  # keep pytest output clean
+            pass
+
+    handler = functools.partial(QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run", "--disable-quic", f"--window-size={width},{height}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        driver.quit()
+        server.shutdown()
+        server.server_close()
+
+
+def wait_for(driver: Any, script: str, timeout: float = 30.0, what: str = "the page") -> Any:
+    """Wait until ``script`` returns something true; fail with ``what`` otherwise."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(script))
+    except TimeoutException:
+        pytest.fail(f"{what} not ready after {timeout:.0f} s ({driver.current_url}): {script}")
