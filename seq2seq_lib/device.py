@@ -172,8 +172,8 @@ def setup(device: str = "auto", profile: str = "quick", seed: int = 0) -> Run:
 
 
 CPU = Run(torch.device("cpu"))
-"""The default run of the library's functions: the CPU, the ``quick`` profile, seed 0, no
-smoke run."""
+"""What the library's functions use when they are given no run (the CPU, the ``quick``
+profile, seed 0, not a smoke run)."""
 
 
 def cpu_model() -> str:
