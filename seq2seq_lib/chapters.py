@@ -53,8 +53,8 @@ MODULE_CHAPTER: dict[str, int] = {
     "beam": 9, "exhaustive": 9, "search_examples": 9, "exercises.ch09": 9,
     # chapter 10: BLEU
     "bleu": 10, "exercises.ch10": 10,
-    # chapter 11: the translator: ablation, export, the command line
-    "recipes.ch11": 11, "ablation": 11, "translator": 11, "exercises.ch11": 11,
+    # chapter 11: the translator: subword units, ablation, export, the command line
+    "subwords": 11, "recipes.ch11": 11, "ablation": 11, "translator": 11, "exercises.ch11": 11,
 }
 
 
