@@ -21,9 +21,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import random
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 import torch
@@ -70,6 +71,32 @@ def split_by_source(
             which = memo[key] = 0 if u < cut_train else 1 if u < cut_valid else 2
         splits[which].append(pair)
     return splits
+
+
+def sentence_key(sentence: str | Sequence[str]) -> str:
+    """A sentence reduced to what makes two sentences "the same" for :func:`strict_split`:
+    lower-cased words, without punctuation and spacing (``"Go!"`` and ``"go ."`` agree).
+    Takes a string or a list of tokens."""
+    text = sentence if isinstance(sentence, str) else " ".join(sentence)
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def strict_split(held_out: Iterable[tuple[Any, Any]],
+                 train: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """The pairs of ``held_out`` whose source *and* target both differ from every training
+    source and target (compared by :func:`sentence_key`).
+
+    :func:`split_by_source` keeps every source sentence in one split, but one English
+    sentence often has several French translations in different splits, so a "new" test
+    source can still ask for a target the model has seen in training. This keeps only pairs
+    new on both sides: a stricter, smaller test of translating new sentences.
+    """
+    sources, targets = set(), set()
+    for src, tgt in train:
+        sources.add(sentence_key(src))
+        targets.add(sentence_key(tgt))
+    return [(src, tgt) for src, tgt in held_out
+            if sentence_key(src) not in sources and sentence_key(tgt) not in targets]
 
 
 def sample_pairs(pairs: Sequence[Any], n: int | None, *, seed: int = 0) -> list[Any]:
@@ -329,6 +356,12 @@ class TranslationData:
         src_vocab = Vocab.build((s for s, _ in train), min_freq=min_freq)
         tgt_vocab = Vocab.build((t for _, t in train), min_freq=min_freq)
         return cls(train, valid, test, src_vocab, tgt_vocab, name, stats)
+
+    @cached_property
+    def strict_test(self) -> list[TokenPair]:
+        """The test pairs whose source and target both differ from every training pair's
+        (:func:`strict_split`): new sentences on both sides."""
+        return strict_split(self.test, self.train)
 
     def split(self, which: str) -> list[TokenPair]:
         """The pairs of split ``"train"``, ``"valid"`` or ``"test"``."""

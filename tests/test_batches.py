@@ -253,3 +253,34 @@ def test_collate_sources_batches_sources_alone() -> None:
         B.collate_sources([["a"]])
     with pytest.raises(ValueError, match="<eos>"):
         B.collate_sources([[5, 6]])
+
+
+def test_the_strict_split_keeps_pairs_new_on_both_sides():
+    from seq2seq_lib.batches import sentence_key, strict_split
+
+    assert sentence_key("Go!") == sentence_key(["go", "."]) == "go"
+    assert sentence_key("I'm OK, thanks.") == "i m ok thanks"
+    train = [(["va", "!"], ["go", "!"]), (["je", "cours", "."], ["i", "run", "."])]
+    test = [
+        (["allez", "!"], ["go", "."]),  # target seen in training (punctuation aside): out
+        (["va", "."], ["leave", "."]),  # source seen in training: out
+        (["il", "court", "."], ["he", "runs", "."]),  # new on both sides: kept
+    ]
+    assert strict_split(test, train) == [test[2]]
+
+
+@needs_corpus
+def test_the_strict_test_split_of_the_corpus_shares_no_sentence_with_training(monkeypatch):
+    from seq2seq_lib.batches import sentence_key
+    from seq2seq_lib.corpus import ENV_DATA
+    from seq2seq_lib.device import CPU
+    from seq2seq_lib.recipes import ch07
+
+    monkeypatch.setenv(ENV_DATA, str(shared_data_folder()))
+    data = ch07.translation_data(CPU)
+    sources = {sentence_key(s) for s, _ in data.train}
+    targets = {sentence_key(t) for _, t in data.train}
+    strict = data.strict_test
+    assert 0.4 * len(data.test) < len(strict) < 0.7 * len(data.test)
+    assert not any(sentence_key(s) in sources or sentence_key(t) in targets for s, t in strict)
+    assert set(map(str, strict)) <= set(map(str, data.test))
