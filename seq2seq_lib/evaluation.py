@@ -106,13 +106,16 @@ def score_pairs(
 
 @dataclass
 class BleuResult:
-    """Corpus BLEU and what it was computed from."""
+    """Corpus BLEU, sacrebleu's signature of how it was computed (Post, 2018: number of
+    references, casing, tokeniser, smoothing, version — print it beside the score), and what
+    it was computed from."""
 
     score: float
     bleu: sacrebleu.metrics.bleu.BLEUScore
     sources: list[list[str]]
     hypotheses: list[str]
     references: list[list[str]]
+    signature: str = ""
 
     def __str__(self) -> str:
         return f"BLEU {self.score:.1f} on {len(self.hypotheses):,} sentences"
@@ -166,17 +169,21 @@ def group_references(
     return sources, [refs_of[tuple(s)] for s in sources]
 
 
-def corpus_bleu(sources: list[list[str]], hypotheses: list[str],
-                references: list[list[str]]) -> BleuResult:
-    """``sacrebleu.corpus_bleu`` of detokenised hypotheses, each against all of its
-    references (a sentence may have fewer references than another)."""
+def corpus_bleu(sources: list[list[str]], hypotheses: list[str], references: list[list[str]],
+                *, lowercase: bool = False) -> BleuResult:
+    """sacrebleu's corpus BLEU (its defaults: the 13a tokeniser, exponential smoothing) of
+    detokenised hypotheses, each against all of its references (a sentence may have fewer
+    references than another), and its signature. ``lowercase``: compare lower-cased text
+    (a second, labelled number; the standard score is cased)."""
     if not hypotheses or len(hypotheses) != len(references):
         raise ValueError(f"need one list of references per hypothesis (at least one), got "
                          f"{len(hypotheses)} hypotheses and {len(references)} lists")
     most = max(map(len, references))
     streams = [[r[i] if i < len(r) else None for r in references] for i in range(most)]
-    result = sacrebleu.corpus_bleu(hypotheses, streams)
-    return BleuResult(float(result.score), result, sources, hypotheses, references)
+    metric = sacrebleu.metrics.BLEU(lowercase=lowercase)
+    result = metric.corpus_score(hypotheses, streams)
+    return BleuResult(float(result.score), result, sources, hypotheses, references,
+                      str(metric.get_signature()))
 
 
 @torch.no_grad()

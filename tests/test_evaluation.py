@@ -125,3 +125,20 @@ def test_score_pairs_matches_model_score_and_ranks():
     torch.testing.assert_close(scores[1:2], empty_alone)
     with pytest.raises(ValueError, match="as many"):
         score_pairs(model, [["a"]], [], SRC, TGT)
+
+
+def test_corpus_bleu_reports_sacrebleus_signature_and_a_labelled_lower_cased_score():
+    import sacrebleu
+
+    from seq2seq_lib.evaluation import corpus_bleu
+
+    hyps = ["The cat sat on the mat.", "It is raining"]
+    refs = [["the cat sat on the mat ."], ["It is raining.", "It rains."]]
+    cased = corpus_bleu([["a"], ["b"]], hyps, refs)
+    lower = corpus_bleu([["a"], ["b"]], hyps, refs, lowercase=True)
+    streams = [[refs[0][0], refs[1][0]], [None, refs[1][1]]]
+    assert cased.score == sacrebleu.corpus_bleu(hyps, streams).score
+    assert lower.score == sacrebleu.corpus_bleu(hyps, streams, lowercase=True).score
+    assert lower.score > cased.score
+    assert cased.signature.startswith("nrefs:var|case:mixed|eff:no|tok:13a|smooth:exp|version:")
+    assert "case:lc" in lower.signature
