@@ -8,14 +8,17 @@ weights, both vocabularies and how text is processed; read with ``weights_only=T
 :func:`load_translator` reads it back into a :class:`Translator` — sentences in, sentences
 out — on a device; :func:`main` is the command line::
 
-    seq2seq-translate translator.pt "Je suis content ." -k 5 --alpha 1.0
+    seq2seq-translate translator.pt "Je suis content."   # the search validation chose
+    seq2seq-translate translator.pt "Je suis content." -k 5 --alpha 1.0
     seq2seq-translate translator.pt < sentences.txt      # one sentence per line
     python -m seq2seq_lib.translator translator.pt "Bonjour !"
 
 Translation reuses :func:`seq2seq_lib.evaluation.translate`: raw text is tokenised with
-:func:`~seq2seq_lib.vocab.tokenize`, decoded with greedy search (``beam_size=1``) or
-:func:`~seq2seq_lib.beam.beam_search`, and detokenised with
-:func:`~seq2seq_lib.vocab.detokenize`. A missing, corrupt or incompatible file is a
+:func:`~seq2seq_lib.vocab.tokenize`, decoded with the search stored at export (the one
+validation chose) unless told otherwise — greedy search (``beam_size=1``) or
+:func:`~seq2seq_lib.beam.beam_search` — and detokenised with
+:func:`~seq2seq_lib.vocab.detokenize`. The command warns about a sentence longer than the
+training sentences were. A missing, corrupt or incompatible file is a
 :class:`~seq2seq_lib.checkpoint.CheckpointError` whose message says what to do.
 """
 
@@ -94,6 +97,7 @@ def export_translator(
     src_lang: str = "fr",
     tgt_lang: str = "en",
     lowercase: bool = True,
+    train_max_len: int | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write ``model`` and everything needed to use it into one checkpoint
@@ -109,7 +113,11 @@ def export_translator(
         src_lang, tgt_lang: ``"fr"`` or ``"en"``; the target language chooses the
             detokeniser (:func:`~seq2seq_lib.vocab.detokenize`).
         lowercase: whether the training sentences were lower-cased (input text will be).
-        metadata: JSON-like information to keep with the model (BLEU, the chosen search, ...).
+        train_max_len: the most source tokens of a training sentence, if the training data
+            was limited (the command warns about longer inputs).
+        metadata: JSON-like information to keep with the model (BLEU, ...). The search that
+            validation chose, as ``{"beam_size": k, "alpha": alpha}``, becomes the default
+            search of :meth:`Translator.translate` and of the command.
 
     Raises:
         ValueError: a model its configuration does not rebuild, vocabularies of other sizes
@@ -133,9 +141,14 @@ def export_translator(
         metadata = json.loads(json.dumps(dict(metadata or {})))
     except (TypeError, ValueError) as err:
         raise ValueError(f"metadata must be JSON-like (dicts, lists, strings, numbers): {err}") from None
+    if "beam_size" in metadata or "alpha" in metadata:
+        _check_options(metadata.get("beam_size", 1), metadata.get("alpha", 0.0), 1)
+    text = {"src_lang": src_lang, "tgt_lang": tgt_lang, "lowercase": bool(lowercase)}
+    if train_max_len is not None:
+        _check_options(1, 0.0, train_max_len)
+        text["train_max_len"] = int(train_max_len)
     return save_checkpoint(
-        path, model, vocabs={"src": src_vocab.itos, "tgt": tgt_vocab.itos},
-        text={"src_lang": src_lang, "tgt_lang": tgt_lang, "lowercase": bool(lowercase)},
+        path, model, vocabs={"src": src_vocab.itos, "tgt": tgt_vocab.itos}, text=text,
         metadata=metadata,
     )
 
@@ -163,8 +176,26 @@ class Translator:
         """The device of the model's weights."""
         return next(self.model.parameters()).device
 
+    @property
+    def default_search(self) -> tuple[int, float]:
+        """``(beam_size, alpha)`` stored at export (the search validation chose), else greedy
+        search ``(1, 0.0)``."""
+        meta = self.checkpoint.metadata or {}
+        return int(meta.get("beam_size", 1)), float(meta.get("alpha", 0.0))
+
+    def tokenize(self, sentence: str) -> list[str]:
+        """The source tokens of a raw sentence, as the training text was tokenised."""
+        return tokenize(sentence, lowercase=(self.checkpoint.text or {})["lowercase"])
+
+    def too_long(self, sentence: str) -> bool:
+        """Whether ``sentence`` has more tokens than any training sentence had (when the
+        export recorded that length): such a translation is usually worse."""
+        limit = (self.checkpoint.text or {}).get("train_max_len")
+        return limit is not None and len(self.tokenize(sentence)) > limit
+
     def translate(
-        self, sentences: Sequence[str], *, beam_size: int = 1, alpha: float = 0.0, max_len: int = 20
+        self, sentences: Sequence[str], *, beam_size: int | None = None,
+        alpha: float | None = None, max_len: int = 20,
     ) -> list[str]:
         """Translate raw sentences; returns one detokenised translation per sentence.
 
@@ -176,9 +207,10 @@ class Translator:
         Args:
             sentences: the source sentences (a list of strings, not one string).
             beam_size: 1 is greedy search (:func:`~seq2seq_lib.decoding.greedy_search`); more is
-                beam search (:func:`~seq2seq_lib.beam.beam_search`).
+                beam search (:func:`~seq2seq_lib.beam.beam_search`). ``None``: the search
+                stored at export (:attr:`default_search`).
             alpha: length normalisation of beam search, :math:`\\log P / L^{\\alpha}`
-                (ignored by greedy decoding).
+                (ignored by greedy decoding); ``None``: the stored one.
             max_len: at most this many target tokens per sentence.
 
         Raises:
@@ -186,10 +218,13 @@ class Translator:
         """
         if isinstance(sentences, str):
             raise TypeError("translate expects a list of sentences, got one str; wrap it: [text]")
+        stored_k, stored_alpha = self.default_search
+        beam_size = stored_k if beam_size is None else beam_size
+        alpha = stored_alpha if alpha is None else alpha
         _check_options(beam_size, alpha, max_len)
         beam_size, alpha, max_len = int(beam_size), float(alpha), int(max_len)
         text = self.checkpoint.text or {}
-        tokens = [tokenize(s, lowercase=text["lowercase"]) for s in sentences]
+        tokens = [self.tokenize(s) for s in sentences]
         todo = [i for i, t in enumerate(tokens) if t]
         out = [""] * len(tokens)
         if todo:
@@ -253,17 +288,20 @@ def _parser() -> argparse.ArgumentParser:
         description="Translate sentences with a translator checkpoint of the course "
         "'Modern RNNs & Seq2Seq' (made by seq2seq_lib.translator.export_translator; chapter 11 "
         "exports one). Prints one translation per line.",
-        epilog=f'example: {PROG} translator.pt "Je suis content ." -k 5 --alpha 1.0',
+        epilog=f'example (after chapter 11 has exported its translator): {PROG} '
+               f'~/.cache/seq2seq-course/models/translator-fr-en.pt "Je suis content."',
     )
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="the translator checkpoint (.pt)")
     parser.add_argument(
         "sentences", metavar="SENTENCE", nargs="*",
         help="sentences to translate; without any, one sentence per line is read from stdin",
     )
-    parser.add_argument("-k", "--beam-size", type=int, default=1,
-                        help="beam size; 1 (default) is greedy decoding")
-    parser.add_argument("--alpha", type=float, default=0.0,
-                        help="beam search length normalisation: rank by log P / L^alpha (default 0)")
+    parser.add_argument("-k", "--beam-size", type=int, default=None,
+                        help="beam size; 1 is greedy decoding (default: the beam size stored in "
+                             "the checkpoint, which validation chose; else 1)")
+    parser.add_argument("--alpha", type=float, default=None,
+                        help="beam search length normalisation: rank by log P / L^alpha "
+                             "(default: the one stored in the checkpoint; else 0)")
     parser.add_argument("--max-len", type=int, default=20,
                         help="at most this many output tokens per sentence (default 20)")
     parser.add_argument("--device", default="cpu",
@@ -283,17 +321,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = _parser().parse_intermixed_args(argv)
     try:
-        _check_options(args.beam_size, args.alpha, args.max_len)
+        _check_options(1 if args.beam_size is None else args.beam_size,
+                       0.0 if args.alpha is None else args.alpha, args.max_len)
         translator = load_translator(args.checkpoint, device=args.device)
         options = {"beam_size": args.beam_size, "alpha": args.alpha, "max_len": args.max_len}
+
+        def warn_if_long(number: int, sentence: str) -> None:
+            if translator.too_long(sentence):
+                limit = translator.checkpoint.text["train_max_len"]
+                print(f"{PROG}: warning: sentence {number} has {len(translator.tokenize(sentence))}"
+                      f" tokens; the translator was trained on sentences of at most {limit}, "
+                      "so expect a poorer translation", file=sys.stderr)
+
         if args.sentences:
+            for number, sentence in enumerate(args.sentences, 1):
+                warn_if_long(number, sentence)
             for line in translator.translate(args.sentences, **options):
                 print(line)
         elif sys.stdin.isatty():
-            for line in sys.stdin:
+            for number, line in enumerate(sys.stdin, 1):
+                warn_if_long(number, line.rstrip("\r\n"))
                 print(translator.translate([line.rstrip("\r\n")], **options)[0], flush=True)
         else:
             sources = [line.rstrip("\r\n") for line in sys.stdin]
+            for number, sentence in enumerate(sources, 1):
+                warn_if_long(number, sentence)
             for line in translator.translate(sources, **options):
                 print(line)
     except (CheckpointError, ValueError) as err:

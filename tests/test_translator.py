@@ -345,3 +345,53 @@ def test_a_bad_checkpoint_is_a_clear_error(tmp_path, capsys, case):
 def test_a_missing_file_is_also_a_file_not_found_error(tmp_path):
     with pytest.raises(FileNotFoundError):
         load_translator(tmp_path / "nowhere.pt")
+
+
+# --------------------------------------------------------------------------- defaults, warnings
+
+
+def _export_with_search(tmp_path: Path, **metadata) -> Path:
+    return export_translator(tmp_path / "chosen.pt", make_model(), SRC, TGT, train_max_len=3,
+                             metadata=metadata)
+
+
+def test_the_search_stored_at_export_is_the_default_and_flags_override_it(tmp_path, capsys):
+    path = _export_with_search(tmp_path, beam_size=3, alpha=0.5)
+    translator = load_translator(path)
+    assert translator.default_search == (3, 0.5)
+    beam = translator.translate(SENTENCES, beam_size=3, alpha=0.5)
+    greedy = translator.translate(SENTENCES, beam_size=1)
+    assert beam != greedy  # (the tiny model's beam and greedy outputs differ here)
+    assert translator.translate(SENTENCES) == beam
+    assert run_main([path, *SENTENCES], capsys)[1].splitlines() == beam
+    assert run_main([path, *SENTENCES, "-k", "1"], capsys)[1].splitlines() == greedy
+    plain = load_translator(export(tmp_path))  # nothing stored: greedy
+    assert plain.default_search == (1, 0.0)
+    assert plain.translate(SENTENCES) == plain.translate(SENTENCES, beam_size=1)
+
+
+def test_export_rejects_a_stored_search_that_cannot_run(tmp_path):
+    with pytest.raises(ValueError, match="beam size"):
+        _export_with_search(tmp_path, beam_size=0)
+    with pytest.raises(ValueError, match="alpha"):
+        _export_with_search(tmp_path, alpha=-1.0)
+
+
+def test_raw_input_of_any_casing_and_spacing_reads_like_the_training_text(tmp_path):
+    translator = load_translator(_export_with_search(tmp_path))
+    assert translator.tokenize("  JE   suis\u202fCONTENT!") == ["je", "suis", "content", "!"]
+    assert (translator.translate(["  JE   suis\u202fCONTENT!"])
+            == translator.translate(["je suis content !"]))
+
+
+def test_the_command_warns_about_sentences_longer_than_the_training_ones(tmp_path, capsys,
+                                                                          monkeypatch):
+    path = _export_with_search(tmp_path)
+    code, out, err = run_main([path, "il a faim", "Je suis content ."], capsys)
+    assert code == 0 and len(out.splitlines()) == 2
+    assert err.count("warning") == 1
+    assert "sentence 2 has 4 tokens" in err and "at most 3" in err
+    monkeypatch.setattr("sys.stdin", io.StringIO("Tu es triste !\nil a faim\n"))
+    code, out, err = run_main([path], capsys)
+    assert code == 0 and "sentence 1 has 4 tokens" in err and "sentence 2" not in err
+    assert run_main([export(tmp_path), "Je suis content ."], capsys)[2] == ""  # no length stored
