@@ -61,7 +61,7 @@ from seq2seq_lib.decoding import (
     search_device,
 )
 from seq2seq_lib.evaluation import BleuResult, corpus_bleu, group_references, search_sources
-from seq2seq_lib.vocab import EOS_ID, TokenPair, Vocab, detokenize
+from seq2seq_lib.vocab import EOS_ID, TokenPair, Vocab
 
 
 def length_normalized_score(log_prob: float, length: int, alpha: float) -> float:
@@ -347,7 +347,7 @@ def beam_bleu(model: Any, pairs: Sequence[TokenPair], src_vocab: Vocab, tgt_voca
     ``search=partial(beam_search, beam_size=beam_size, alpha=alpha)`` and the same other
     arguments.
     """
-    sources, refs = group_references(pairs, lang=lang, limit=limit, seed=seed)
+    sources, refs = group_references(pairs, vocab=tgt_vocab, lang=lang, limit=limit, seed=seed)
     whole_beam = partial(beam_search, beam_size=beam_size, n_best=beam_size)  # alpha: below
     finals = search_sources(model, sources, src_vocab, search=whole_beam, max_len=max_len,
                             device=device)
@@ -355,6 +355,6 @@ def beam_bleu(model: Any, pairs: Sequence[TokenPair], src_vocab: Vocab, tgt_voca
     for alpha in alphas:  # rank each sentence's final entries by log P / L^alpha
         best = [_rank([_hypothesis(h.tokens, h.log_prob, EOS_ID, alpha) for h in hyps], 1)[0]
                 for hyps in finals]
-        texts = [detokenize(tgt_vocab.decode(h.output), lang=lang) for h in best]
+        texts = [tgt_vocab.detokenize(tgt_vocab.decode(h.output), lang=lang) for h in best]
         results[alpha] = corpus_bleu(sources, texts, refs)
     return results

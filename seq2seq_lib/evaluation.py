@@ -134,35 +134,41 @@ def bleu(
     search: Search = greedy_search,
     limit: int | None = None,
     seed: int = 0,
+    lowercase: bool = False,
 ) -> BleuResult:
-    """Corpus BLEU of the model's translations of ``pairs`` (``sacrebleu.corpus_bleu``).
+    """Corpus BLEU of the model's translations of ``pairs`` (sacrebleu, :func:`corpus_bleu`;
+    ``lowercase``: the lower-cased score).
 
     Pairs with the same source are one test sentence with several references
     (:func:`group_references`, which also draws the sample of ``limit`` sources: a quicker,
-    noisier estimate). Hypotheses and references are detokenised
-    (:func:`~seq2seq_lib.vocab.detokenize`) before scoring (:func:`corpus_bleu`).
+    noisier estimate). Hypotheses and references are detokenised by the target vocabulary
+    (:meth:`Vocab.detokenize <seq2seq_lib.vocab.Vocab.detokenize>`: words, or subwords)
+    before scoring (:func:`corpus_bleu`).
     """
-    sources, refs = group_references(pairs, lang=lang, limit=limit, seed=seed)
+    sources, refs = group_references(pairs, vocab=tgt_vocab, lang=lang, limit=limit, seed=seed)
     hyps = [
-        detokenize(t, lang=lang)
+        tgt_vocab.detokenize(t, lang=lang)
         for t in translate(
             model, sources, src_vocab, tgt_vocab, max_len=max_len, batch_size=batch_size,
             device=device, search=search,
         )
     ]
-    return corpus_bleu(sources, hyps, refs)
+    return corpus_bleu(sources, hyps, refs, lowercase=lowercase)
 
 
 def group_references(
-    pairs: Sequence[TokenPair], *, lang: str = "en", limit: int | None = None, seed: int = 0
+    pairs: Sequence[TokenPair], *, vocab: Vocab | None = None, lang: str = "en",
+    limit: int | None = None, seed: int = 0,
 ) -> tuple[list[list[str]], list[list[str]]]:
     """The distinct sources of ``pairs`` in corpus order and the detokenised references of
-    each (every target of that source). ``limit`` keeps a random sample of ``limit``
+    each (every target of that source), detokenised by the target ``vocab`` (default: words,
+    :func:`~seq2seq_lib.vocab.detokenize`). ``limit`` keeps a random sample of ``limit``
     sources (:func:`~seq2seq_lib.batches.sample_pairs` with ``seed``, kept in corpus order).
     """
+    text = vocab.detokenize if vocab is not None else detokenize
     refs_of: dict[tuple[str, ...], list[str]] = {}
     for src, tgt in pairs:
-        refs_of.setdefault(tuple(src), []).append(detokenize(tgt, lang=lang))
+        refs_of.setdefault(tuple(src), []).append(text(tgt, lang=lang))
     sources = sample_pairs([list(s) for s in refs_of], limit, seed=seed)
     if not sources:
         raise ValueError("bleu needs at least one pair")

@@ -39,6 +39,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 
+from seq2seq_lib.batches import TranslationData, split_by_source
+from seq2seq_lib.vocab import SPECIALS, Vocab, tokenize
+
 SPACE = "\u2581"
 """``▁`` (U+2581): marks a piece that follows a space."""
 
@@ -214,3 +217,66 @@ def learn_bpe(counts: Mapping[str, int], vocab_size: int, *, min_frequency: int 
             if pair_count[new] > 0 and merged in new:
                 heapq.heappush(heap, entry(new))
     return BPE(tuple(alphabet), tuple(merges))
+
+
+class SubwordVocab(Vocab):
+    """The vocabulary of a :class:`BPE`: the four reserved tokens, then every symbol the BPE
+    can write (:attr:`BPE.symbols`), so a text made of characters seen in training never
+    needs ``<unk>``. It splits text into subwords (:meth:`tokenize`) and joins them back
+    (:meth:`detokenize`) exactly, casing and punctuation included; the ``lowercase`` and
+    ``lang`` options of a word vocabulary do not apply and are ignored.
+    """
+
+    def __init__(self, bpe: BPE) -> None:
+        super().__init__([*SPECIALS, *bpe.symbols])
+        self.bpe = bpe
+
+    def __repr__(self) -> str:
+        return f"SubwordVocab(size={len(self)}, merges={len(self.bpe.merges)})"
+
+    def tokenize(self, text: str, *, lowercase: bool = False) -> list[str]:
+        """The subwords of a raw sentence (:meth:`BPE.encode`)."""
+        return self.bpe.encode(text)
+
+    def detokenize(self, tokens: Iterable[str], *, lang: str = "en") -> str:
+        """The text of subwords (:func:`detokenize`)."""
+        return detokenize(tokens)
+
+
+def subword_data(
+    pairs: Sequence[tuple[str, str]],
+    *,
+    src_size: int,
+    tgt_size: int,
+    max_len: int | None = None,
+    name: str = "",
+    fractions: tuple[float, float, float] = (0.8, 0.1, 0.1),
+    seed: int = 0,
+) -> TranslationData:
+    """Translation data in subwords of the cased text, from raw ``(source, target)`` strings.
+
+    The pairs kept and their splits are those of the word-level data
+    (:meth:`TranslationData.from_pairs <seq2seq_lib.batches.TranslationData.from_pairs>` on
+    lower-cased word tokens, :func:`~seq2seq_lib.vocab.tokenize`: at most ``max_len`` words
+    on each side, split by source sentence), so the two describe the same sentences. A BPE
+    of ``src_size`` (``tgt_size``) symbols is learned from the training split's source
+    (target) text alone, and every split is encoded with it; the vocabularies are
+    :class:`SubwordVocab` s. Detokenised, a target is its corpus sentence with whitespace
+    normalised (:func:`normalize`): BLEU compares translations with the references as
+    written, in their casing.
+    """
+    kept = []
+    for i, (src, tgt) in enumerate(pairs):
+        src_words, tgt_words = tokenize(src), tokenize(tgt)
+        if src_words and tgt_words and (max_len is None or max(len(src_words),
+                                                               len(tgt_words)) <= max_len):
+            kept.append((src_words, i))
+    splits = split_by_source(kept, fractions, seed=seed)
+    raw = [[pairs[i] for _, i in split] for split in splits]
+    src_bpe = learn_bpe(piece_counts(src for src, _ in raw[0]), src_size)
+    tgt_bpe = learn_bpe(piece_counts(tgt for _, tgt in raw[0]), tgt_size)
+    encoded = [[(src_bpe.encode(src), tgt_bpe.encode(tgt)) for src, tgt in split]
+               for split in raw]
+    stats = {"pairs": len(pairs), "kept": len(kept), "train": len(encoded[0]),
+             "valid": len(encoded[1]), "test": len(encoded[2])}
+    return TranslationData(*encoded, SubwordVocab(src_bpe), SubwordVocab(tgt_bpe), name, stats)

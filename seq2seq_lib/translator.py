@@ -13,13 +13,14 @@ out — on a device; :func:`main` is the command line::
     seq2seq-translate translator.pt < sentences.txt      # one sentence per line
     python -m seq2seq_lib.translator translator.pt "Bonjour !"
 
-Translation reuses :func:`seq2seq_lib.evaluation.translate`: raw text is tokenised with
-:func:`~seq2seq_lib.vocab.tokenize`, decoded with the search stored at export (the one
-validation chose) unless told otherwise — greedy search (``beam_size=1``) or
-:func:`~seq2seq_lib.beam.beam_search` — and detokenised with
-:func:`~seq2seq_lib.vocab.detokenize`. The command warns about a sentence longer than the
-training sentences were. A missing, corrupt or incompatible file is a
-:class:`~seq2seq_lib.checkpoint.CheckpointError` whose message says what to do.
+Translation reuses :func:`seq2seq_lib.evaluation.translate`: raw text is split into the
+source vocabulary's units (words, :func:`~seq2seq_lib.vocab.tokenize`, or subwords,
+:class:`~seq2seq_lib.subwords.SubwordVocab`), decoded with the search stored at export (the
+one validation chose) unless told otherwise — greedy search (``beam_size=1``) or
+:func:`~seq2seq_lib.beam.beam_search` — and joined back into text by the target vocabulary.
+The command warns about a sentence longer than the training sentences were. A missing,
+corrupt or incompatible file is a :class:`~seq2seq_lib.checkpoint.CheckpointError` whose
+message says what to do.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ from seq2seq_lib.decoding import greedy_search
 from seq2seq_lib.device import resolve_device
 from seq2seq_lib.encoder_decoder import EncoderDecoder
 from seq2seq_lib.evaluation import translate as translate_tokens
-from seq2seq_lib.vocab import Vocab, detokenize, tokenize
+from seq2seq_lib.subwords import BPE, SubwordVocab
+from seq2seq_lib.vocab import Vocab, tokenize
 
 PROG = "seq2seq-translate"
 LANGS = ("en", "fr")
@@ -109,12 +111,15 @@ def export_translator(
         model: the trained model, a library model that its ``config`` rebuilds
             (:class:`~seq2seq_lib.attention_seq2seq.TranslatorModel`, ...); its weights are
             copied to the CPU.
-        src_vocab, tgt_vocab: the vocabularies it was trained with.
+        src_vocab, tgt_vocab: the vocabularies it was trained with: words
+            (:class:`~seq2seq_lib.vocab.Vocab`) or subwords
+            (:class:`~seq2seq_lib.subwords.SubwordVocab`, whose merges are saved too).
         src_lang, tgt_lang: ``"fr"`` or ``"en"``; the target language chooses the
             detokeniser (:func:`~seq2seq_lib.vocab.detokenize`).
         lowercase: whether the training sentences were lower-cased (input text will be).
-        train_max_len: the most source tokens of a training sentence, if the training data
-            was limited (the command warns about longer inputs).
+        train_max_len: the most words (:func:`~seq2seq_lib.vocab.tokenize`) of a training
+            sentence, if the training data was limited (the command warns about longer
+            inputs).
         metadata: JSON-like information to keep with the model (BLEU, ...). The search that
             validation chose, as ``{"beam_size": k, "alpha": alpha}``, becomes the default
             search of :meth:`Translator.translate` and of the command.
@@ -143,7 +148,12 @@ def export_translator(
         raise ValueError(f"metadata must be JSON-like (dicts, lists, strings, numbers): {err}") from None
     if "beam_size" in metadata or "alpha" in metadata:
         _check_options(metadata.get("beam_size", 1), metadata.get("alpha", 0.0), 1)
-    text = {"src_lang": src_lang, "tgt_lang": tgt_lang, "lowercase": bool(lowercase)}
+    text: dict[str, Any] = {"src_lang": src_lang, "tgt_lang": tgt_lang,
+                            "lowercase": bool(lowercase)}
+    bpe = {side: vocab.bpe.to_dict() for side, vocab in (("src", src_vocab), ("tgt", tgt_vocab))
+           if isinstance(vocab, SubwordVocab)}
+    if bpe:
+        text["bpe"] = bpe
     if train_max_len is not None:
         _check_options(1, 0.0, train_max_len)
         text["train_max_len"] = int(train_max_len)
@@ -184,14 +194,16 @@ class Translator:
         return int(meta.get("beam_size", 1)), float(meta.get("alpha", 0.0))
 
     def tokenize(self, sentence: str) -> list[str]:
-        """The source tokens of a raw sentence, as the training text was tokenised."""
-        return tokenize(sentence, lowercase=(self.checkpoint.text or {})["lowercase"])
+        """The source tokens of a raw sentence, as the training text was tokenised (words,
+        lower-cased if the training text was, or subwords)."""
+        return self.src_vocab.tokenize(sentence, lowercase=(self.checkpoint.text or {})["lowercase"])
 
     def too_long(self, sentence: str) -> bool:
-        """Whether ``sentence`` has more tokens than any training sentence had (when the
-        export recorded that length): such a translation is usually worse."""
+        """Whether ``sentence`` has more words (:func:`~seq2seq_lib.vocab.tokenize`) than any
+        training sentence had (when the export recorded that length): such a translation is
+        usually worse."""
         limit = (self.checkpoint.text or {}).get("train_max_len")
-        return limit is not None and len(self.tokenize(sentence)) > limit
+        return limit is not None and len(tokenize(sentence)) > limit
 
     def translate(
         self, sentences: Sequence[str], *, beam_size: int | None = None,
@@ -199,8 +211,8 @@ class Translator:
     ) -> list[str]:
         """Translate raw sentences; returns one detokenised translation per sentence.
 
-        Each sentence is tokenised (:func:`~seq2seq_lib.vocab.tokenize`, lower-cased when the
-        training text was), translated by :func:`seq2seq_lib.evaluation.translate` and
+        Each sentence is split as the training text was (:meth:`tokenize`: words, lower-cased
+        when the training text was, or subwords), translated by :func:`seq2seq_lib.evaluation.translate` and
         detokenised for the target language. Words not in the source vocabulary become
         ``<unk>``. An empty (or all-space) sentence gives ``""`` without calling the model.
 
@@ -235,8 +247,19 @@ class Translator:
                 search=search, max_len=max_len, device=self.device,
             )
             for i, words in zip(todo, results, strict=True):
-                out[i] = detokenize(words, lang=text["tgt_lang"])
+                out[i] = self.tgt_vocab.detokenize(words, lang=text["tgt_lang"])
         return out
+
+
+def _vocab(itos: list[str], bpe: Mapping[str, Any], side: str) -> Vocab:
+    """A side's vocabulary from a checkpoint: words, or the subwords of its saved merges
+    (which must give the saved token list)."""
+    if side not in bpe:
+        return Vocab(itos)
+    vocab = SubwordVocab(BPE.from_dict(bpe[side]))
+    if vocab.itos != itos:
+        raise ValueError(f"the {side} merges do not give the saved {side} vocabulary")
+    return vocab
 
 
 def load_translator(path: str | os.PathLike[str], device: str | torch.device = "cpu") -> Translator:
@@ -262,7 +285,8 @@ def load_translator(path: str | os.PathLike[str], device: str | torch.device = "
             f"{where} is a checkpoint but not a translator: it has no {', no '.join(missing)} "
             f"(a model-cache file has weights only). {_HOW_TO_EXPORT}")
     try:
-        src_vocab, tgt_vocab = (Vocab(ckpt.vocabs[side]) for side in ("src", "tgt"))
+        src_vocab, tgt_vocab = (_vocab(ckpt.vocabs[side], (ckpt.text or {}).get("bpe", {}), side)
+                                for side in ("src", "tgt"))
     except (KeyError, TypeError, ValueError) as err:
         raise IncompatibleCheckpointError(f"the vocabularies in {where} are invalid: {err}") from None
     config = ckpt.model.config
@@ -329,8 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         def warn_if_long(number: int, sentence: str) -> None:
             if translator.too_long(sentence):
                 limit = translator.checkpoint.text["train_max_len"]
-                print(f"{PROG}: warning: sentence {number} has {len(translator.tokenize(sentence))}"
-                      f" tokens; the translator was trained on sentences of at most {limit}, "
+                print(f"{PROG}: warning: sentence {number} has {len(tokenize(sentence))}"
+                      f" words; the translator was trained on sentences of at most {limit}, "
                       "so expect a poorer translation", file=sys.stderr)
 
         if args.sentences:

@@ -160,6 +160,16 @@ class Vocab:
     def __repr__(self) -> str:
         return f"Vocab(size={len(self)}, first={self.itos[len(SPECIALS):len(SPECIALS) + 5]})"
 
+    def tokenize(self, text: str, *, lowercase: bool = True) -> list[str]:
+        """The tokens of a raw sentence in this vocabulary's units: words
+        (:func:`tokenize`). A vocabulary of other units (subwords,
+        :class:`seq2seq_lib.subwords.SubwordVocab`) splits text its own way."""
+        return tokenize(text, lowercase=lowercase)
+
+    def detokenize(self, tokens: Iterable[str], *, lang: str = "en") -> str:
+        """The text of tokens in this vocabulary's units (:func:`detokenize` for words)."""
+        return detokenize(tokens, lang=lang)
+
     def encode(self, tokens: Iterable[str], *, bos: bool = False, eos: bool = False) -> list[int]:
         """Indices of ``tokens`` (unknown → ``<unk>``), with ``<bos>``/``<eos>`` if asked."""
         ids = [self.stoi.get(t, UNK_ID) for t in tokens]

@@ -104,3 +104,38 @@ def test_the_same_merges_and_segmentations_as_hugging_face_on_the_corpus(side, v
     sample = texts[::25]
     assert [ours.encode(t) for t in sample] == [
         tok.encode(" ".join(pre_tokenize(t))).tokens for t in sample]
+
+
+def test_a_subword_vocabulary_holds_every_symbol_and_writes_text_back_exactly():
+    from seq2seq_lib.subwords import SubwordVocab
+    from seq2seq_lib.vocab import SPECIALS, UNK_ID
+
+    texts = ["The cat sleeps.", "The dog doesn't sleep!", "Cats and dogs, 12 of them."]
+    vocab = SubwordVocab(learn_bpe(piece_counts(texts), vocab_size=50))
+    assert vocab.itos[:4] == list(SPECIALS) and vocab.itos[4:] == vocab.bpe.symbols
+    for text in [*texts, "The dogs sleep, the cat doesn't."]:  # new words, known characters
+        tokens = vocab.tokenize(text, lowercase=True)  # (subwords keep the case)
+        assert UNK_ID not in vocab.encode(tokens)
+        assert vocab.detokenize(tokens, lang="fr") == text
+
+
+def test_subword_data_keeps_the_word_level_sentences_and_splits():
+    from seq2seq_lib.batches import TranslationData
+    from seq2seq_lib.subwords import SubwordVocab, subword_data
+    from seq2seq_lib.vocab import tokenize
+
+    rng = __import__("random").Random(0)
+    words = ["le", "chat", "Chien", "noir", "dort", "mange", "un", "petit"]
+    pairs = [(" ".join(rng.choice(words) for _ in range(rng.randint(1, 8))) + " !",
+              f"Sentence number {i}.") for i in range(400)]
+    pairs.append(("", "empty source"))
+    data = subword_data(pairs, src_size=40, tgt_size=40, max_len=6, name="toy")
+    by_words = TranslationData.from_pairs([(tokenize(s), tokenize(t)) for s, t in pairs],
+                                          max_len=6)
+    for split in ("train", "valid", "test"):
+        mine, theirs = data.split(split), by_words.split(split)
+        assert [data.tgt_vocab.detokenize(t).lower() for _, t in mine] == [
+            " ".join(t).replace(" .", ".") for _, t in theirs]
+        assert [tokenize(data.src_vocab.detokenize(s)) for s, _ in mine] == [s for s, _ in theirs]
+    assert isinstance(data.src_vocab, SubwordVocab) and len(data.tgt_vocab) <= 4 + 40
+    assert data.stats["train"] == len(data.train) and data.name == "toy"

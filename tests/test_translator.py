@@ -390,8 +390,46 @@ def test_the_command_warns_about_sentences_longer_than_the_training_ones(tmp_pat
     code, out, err = run_main([path, "il a faim", "Je suis content ."], capsys)
     assert code == 0 and len(out.splitlines()) == 2
     assert err.count("warning") == 1
-    assert "sentence 2 has 4 tokens" in err and "at most 3" in err
+    assert "sentence 2 has 4 words" in err and "at most 3" in err
     monkeypatch.setattr("sys.stdin", io.StringIO("Tu es triste !\nil a faim\n"))
     code, out, err = run_main([path], capsys)
-    assert code == 0 and "sentence 1 has 4 tokens" in err and "sentence 2" not in err
+    assert code == 0 and "sentence 1 has 4 words" in err and "sentence 2" not in err
     assert run_main([export(tmp_path), "Je suis content ."], capsys)[2] == ""  # no length stored
+
+
+def test_a_subword_translator_round_trips_and_writes_cased_text_without_unk(tmp_path):
+    from seq2seq_lib.subwords import SubwordVocab, learn_bpe, piece_counts
+    from seq2seq_lib.vocab import UNK_ID
+
+    src = SubwordVocab(learn_bpe(piece_counts(SENTENCES), vocab_size=40))
+    tgt = SubwordVocab(learn_bpe(piece_counts(["I am happy.", "You are sad!", "He is hungry"]),
+                                 vocab_size=30))
+    torch.manual_seed(1)
+    model = TranslatorModel(TranslatorConfig(len(src), len(tgt), embed_size=8, hidden_size=12))
+    path = export_translator(tmp_path / "bpe.pt", model, src, tgt, lowercase=False)
+    loaded = load_translator(path)
+    assert isinstance(loaded.src_vocab, SubwordVocab) and loaded.src_vocab.bpe == src.bpe
+    assert loaded.tgt_vocab.itos == tgt.itos
+    assert loaded.tokenize("Je suis inconnu ?") == src.bpe.encode("Je suis inconnu ?")
+    assert UNK_ID not in src.encode(loaded.tokenize("Tu es content !"))
+    outputs = loaded.translate(SENTENCES, max_len=8)
+    expected = [tgt.detokenize(t) for t in translate_tokens(
+        model, [src.tokenize(s) for s in SENTENCES], src, tgt, max_len=8)]
+    assert outputs == expected and "<unk>" not in " ".join(outputs)
+    assert loaded.tgt_vocab.detokenize(tgt.tokenize("He is hungry")) == "He is hungry"  # cased
+
+
+def test_saved_merges_that_do_not_give_the_saved_vocabulary_are_refused(tmp_path):
+    from seq2seq_lib.subwords import SubwordVocab, learn_bpe, piece_counts
+
+    src = SubwordVocab(learn_bpe(piece_counts(SENTENCES), vocab_size=40))
+    tgt = SubwordVocab(learn_bpe(piece_counts(["I am happy.", "I am sad.", "I am here."]),
+                                 vocab_size=20))
+    assert tgt.bpe.merges
+    model = TranslatorModel(TranslatorConfig(len(src), len(tgt), embed_size=8, hidden_size=12))
+    path = export_translator(tmp_path / "bpe.pt", model, src, tgt, lowercase=False)
+    ckpt = torch.load(path, weights_only=True)
+    ckpt["text"]["bpe"]["tgt"]["merges"] = ckpt["text"]["bpe"]["tgt"]["merges"][:-1]
+    torch.save(ckpt, path)
+    with pytest.raises(CheckpointError, match="merges do not give"):
+        load_translator(path)
