@@ -22,7 +22,7 @@ import dataclasses
 import hashlib
 import random
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import Any
@@ -81,22 +81,26 @@ def sentence_key(sentence: str | Sequence[str]) -> str:
     return " ".join(re.findall(r"\w+", text.lower()))
 
 
-def strict_split(held_out: Iterable[tuple[Any, Any]],
-                 train: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+def strict_split(held_out: Iterable[tuple[Any, Any]], train: Iterable[tuple[Any, Any]], *,
+                 src_text: Callable[[Any], str] | None = None,
+                 tgt_text: Callable[[Any], str] | None = None) -> list[tuple[Any, Any]]:
     """The pairs of ``held_out`` whose source *and* target both differ from every training
-    source and target (compared by :func:`sentence_key`).
+    source and target (compared by :func:`sentence_key`; ``src_text``/``tgt_text`` turn a
+    side into text first, e.g. subwords, which a space would split inside words).
 
     :func:`split_by_source` keeps every source sentence in one split, but one English
     sentence often has several French translations in different splits, so a "new" test
     source can still ask for a target the model has seen in training. This keeps only pairs
     new on both sides: a stricter, smaller test of translating new sentences.
     """
+    src_key = (lambda s: sentence_key(src_text(s))) if src_text else sentence_key
+    tgt_key = (lambda t: sentence_key(tgt_text(t))) if tgt_text else sentence_key
     sources, targets = set(), set()
     for src, tgt in train:
-        sources.add(sentence_key(src))
-        targets.add(sentence_key(tgt))
+        sources.add(src_key(src))
+        targets.add(tgt_key(tgt))
     return [(src, tgt) for src, tgt in held_out
-            if sentence_key(src) not in sources and sentence_key(tgt) not in targets]
+            if src_key(src) not in sources and tgt_key(tgt) not in targets]
 
 
 def sample_pairs(pairs: Sequence[Any], n: int | None, *, seed: int = 0) -> list[Any]:
@@ -361,7 +365,8 @@ class TranslationData:
     def strict_test(self) -> list[TokenPair]:
         """The test pairs whose source and target both differ from every training pair's
         (:func:`strict_split`): new sentences on both sides."""
-        return strict_split(self.test, self.train)
+        return strict_split(self.test, self.train, src_text=self.src_vocab.detokenize,
+                            tgt_text=self.tgt_vocab.detokenize)
 
     def split(self, which: str) -> list[TokenPair]:
         """The pairs of split ``"train"``, ``"valid"`` or ``"test"``."""

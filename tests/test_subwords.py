@@ -127,7 +127,7 @@ def test_subword_data_keeps_the_word_level_sentences_and_splits():
     rng = __import__("random").Random(0)
     words = ["le", "chat", "Chien", "noir", "dort", "mange", "un", "petit"]
     pairs = [(" ".join(rng.choice(words) for _ in range(rng.randint(1, 8))) + " !",
-              f"Sentence number {i}.") for i in range(400)]
+              f"Sentence number {i % 150}.") for i in range(400)]
     pairs.append(("", "empty source"))
     data = subword_data(pairs, src_size=40, tgt_size=40, max_len=6, name="toy")
     by_words = TranslationData.from_pairs([(tokenize(s), tokenize(t)) for s, t in pairs],
@@ -137,5 +137,8 @@ def test_subword_data_keeps_the_word_level_sentences_and_splits():
         assert [data.tgt_vocab.detokenize(t).lower() for _, t in mine] == [
             " ".join(t).replace(" .", ".") for _, t in theirs]
         assert [tokenize(data.src_vocab.detokenize(s)) for s, _ in mine] == [s for s, _ in theirs]
+    assert [tokenize(data.tgt_vocab.detokenize(t)) for _, t in data.strict_test] == [
+        t for _, t in by_words.strict_test]  # the same strict test sentences
+    assert 0 < len(data.strict_test) < len(data.test)
     assert isinstance(data.src_vocab, SubwordVocab) and len(data.tgt_vocab) <= 4 + 40
     assert data.stats["train"] == len(data.train) and data.name == "toy"
