@@ -119,3 +119,25 @@ def test_the_seed_sets_the_initial_weights(tiny_translation_data):
         weights.setdefault(seed, []).append(model.decoder.W_s.weight.detach().clone())
     torch.testing.assert_close(weights[0][0], weights[0][1], rtol=0, atol=0)
     assert not torch.equal(weights[0][0], weights[1][0])
+
+
+def test_the_subword_translator_is_chapter_8s_recipe_on_subwords_keyed_apart(monkeypatch):
+    from seq2seq_lib.device import SMOKE_SPLIT
+    from seq2seq_lib.recipes import ch11, plan_path
+
+    rng = __import__("random").Random(0)
+    words = ["le", "chat", "Chien", "noir", "dort", "mange", "un", "petit"]
+    raw = [(f"Sentence {i % 300}.", " ".join(rng.choice(words) for _ in range(rng.randint(1, 6))))
+           for i in range(2000)]  # (English, French), as read_pairs gives them
+    monkeypatch.setattr(ch11, "read_pairs", lambda path: raw)
+    monkeypatch.setattr(ch11, "find_corpus", lambda: "corpus")
+    data = ch11.subword_translation_data(QUICK)
+    assert data.src_vocab.tokenize("Le chat") == data.src_vocab.bpe.encode("Le chat")
+    smoke = ch11.subword_translation_data(dataclasses.replace(QUICK, smoke=True))
+    assert len(smoke.test) == SMOKE_SPLIT < len(data.test) and smoke.train == data.train
+    words_plan = ch08.translator_plan(QUICK, data, style="bahdanau")
+    plan = ch11.subword_translator_plan(QUICK, data, style="bahdanau")
+    assert (plan.model, plan.train) == (words_plan.model, words_plan.train)
+    assert plan.name == f"{words_plan.name}-subwords{ch11.SUBWORD_SYMBOLS}"
+    assert plan.data["units"] == "subwords" and plan_path(plan, data, QUICK).name.startswith(
+        plan.name + "-")

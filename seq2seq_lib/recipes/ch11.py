@@ -1,11 +1,25 @@
 """Chapter 11's recipes: the variants of the translator ablation and the controls of the
-score comparison, as keyword arguments of :func:`seq2seq_lib.recipes.ch08.train_translator`.
-:mod:`seq2seq_lib.ablation` measures them.
+score comparison, as keyword arguments of :func:`seq2seq_lib.recipes.ch08.train_translator`,
+and the translator on subwords. :mod:`seq2seq_lib.ablation` measures them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
+
+from seq2seq_lib.batches import TranslationData
+from seq2seq_lib.cache import Trained
+from seq2seq_lib.corpus import find_corpus, read_pairs
+from seq2seq_lib.device import SMOKE_SPLIT, Run
+from seq2seq_lib.recipes import Plan, train_plan
+from seq2seq_lib.recipes.ch07 import DATA
+from seq2seq_lib.recipes.ch08 import translator_plan
+from seq2seq_lib.subwords import subword_data
+
+#: BPE symbols per language of the subword data (:func:`subword_translation_data`), chosen
+#: on validation BLEU by ``benchmarks/bench_subword_sizes.py``.
+SUBWORD_SYMBOLS = 4000
 
 #: ``{label: variant of seq2seq_lib.recipes.ch08.train_translator}``; one decision changed
 #: each.
@@ -46,3 +60,36 @@ def control_jobs() -> dict[str, dict[str, Any]]:
             if i < len(seeds):
                 jobs[f"{group} | seed {seeds[i]}"] = {**variant, "seed": seeds[i]}
     return jobs
+
+
+def subword_translation_data(run: Run) -> TranslationData:
+    """The sentences and splits of chapters 7–11 (:data:`seq2seq_lib.recipes.ch07.DATA`) as
+    cased subwords of :data:`SUBWORD_SYMBOLS` symbols per language
+    (:func:`seq2seq_lib.subwords.subword_data`). In a smoke run the validation and test splits
+    keep :data:`~seq2seq_lib.device.SMOKE_SPLIT` pairs each."""
+    if DATA["direction"] != "fr-en":
+        raise ValueError(f"subword data is French to English, not {DATA['direction']}")
+    raw = read_pairs(find_corpus())
+    data = subword_data([(fr, en) for en, fr in raw], src_size=SUBWORD_SYMBOLS,
+                        tgt_size=SUBWORD_SYMBOLS, max_len=DATA["max_len"], name="fr-en subwords")
+    return data.with_eval_samples(SMOKE_SPLIT) if run.smoke else data
+
+
+def subword_translator_plan(run: Run, data: TranslationData, **variant: Any) -> Plan:
+    """Chapter 8's translator recipe (:func:`~seq2seq_lib.recipes.ch08.translator_plan`,
+    same sizes and budget) on subword data: the same plan but for the vocabulary sizes, named
+    and keyed apart from the word-level model."""
+    plan = translator_plan(run, data, **variant)
+    settings = {"direction": DATA["direction"], "max_len": DATA["max_len"],
+                "units": "subwords", "symbols": SUBWORD_SYMBOLS, "summary": data.summary()}
+    return dataclasses.replace(plan, name=f"{plan.name}-subwords{SUBWORD_SYMBOLS}",
+                               data=settings)
+
+
+def train_subword_translator(run: Run, data: TranslationData, *, progress: bool = True,
+                             pause_at: int | None = None, **variant: Any) -> Trained:
+    """Train (or load) :func:`subword_translator_plan` on ``data``
+    (:func:`subword_translation_data`); ``pause_at`` as for
+    :func:`~seq2seq_lib.recipes.ch08.train_translator`."""
+    return train_plan(subword_translator_plan(run, data, **variant), data, run,
+                      progress=progress, pause_at=pause_at)
