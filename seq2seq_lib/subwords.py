@@ -106,8 +106,8 @@ class BPE:
 
     @property
     def symbols(self) -> list[str]:
-        """Every symbol BPE can write: the alphabet, then each merge's result (without
-        repeats), in the order they were made."""
+        """Every symbol this BPE can write — the alphabet, then each merge's result (without
+        repeats) — in the order they were made."""
         return list(dict.fromkeys([*self.alphabet, *(left + right for left, right in self.merges)]))
 
     def segment(self, piece: str) -> list[str]:
