@@ -198,12 +198,16 @@ class Translator:
         lower-cased if the training text was, or subwords)."""
         return self.src_vocab.tokenize(sentence, lowercase=(self.checkpoint.text or {})["lowercase"])
 
-    def too_long(self, sentence: str) -> bool:
-        """Whether ``sentence`` has more words (:func:`~seq2seq_lib.vocab.tokenize`) than any
-        training sentence had (when the export recorded that length): such a translation is
-        usually worse."""
+    def length_warning(self, sentence: str) -> str | None:
+        """Why a translation of ``sentence`` may be poor: it has more words
+        (:func:`~seq2seq_lib.vocab.tokenize`) than any training sentence had, when the export
+        recorded that length; ``None`` otherwise."""
         limit = (self.checkpoint.text or {}).get("train_max_len")
-        return limit is not None and len(tokenize(sentence)) > limit
+        words = len(tokenize(sentence))
+        if limit is None or words <= limit:
+            return None
+        return (f"{words} words; the translator was trained on sentences of at most {limit}, "
+                "so expect a poorer translation")
 
     def translate(
         self, sentences: Sequence[str], *, beam_size: int | None = None,
@@ -351,11 +355,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = {"beam_size": args.beam_size, "alpha": args.alpha, "max_len": args.max_len}
 
         def warn_if_long(number: int, sentence: str) -> None:
-            if translator.too_long(sentence):
-                limit = translator.checkpoint.text["train_max_len"]
-                print(f"{PROG}: warning: sentence {number} has {len(tokenize(sentence))}"
-                      f" words; the translator was trained on sentences of at most {limit}, "
-                      "so expect a poorer translation", file=sys.stderr)
+            warning = translator.length_warning(sentence)
+            if warning:
+                print(f"{PROG}: warning: sentence {number} has {warning}", file=sys.stderr)
 
         if args.sentences:
             for number, sentence in enumerate(args.sentences, 1):

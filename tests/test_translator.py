@@ -433,3 +433,10 @@ def test_saved_merges_that_do_not_give_the_saved_vocabulary_are_refused(tmp_path
     torch.save(ckpt, path)
     with pytest.raises(CheckpointError, match="merges do not give"):
         load_translator(path)
+
+
+def test_the_length_warning_names_the_words_and_the_limit(tmp_path):
+    translator = load_translator(_export_with_search(tmp_path))
+    assert translator.length_warning("il a faim") is None
+    assert translator.length_warning("Je suis content .").startswith("4 words;")
+    assert load_translator(export(tmp_path)).length_warning("Je suis content .") is None
