@@ -31,7 +31,7 @@ from seq2seq_lib.beam import beam_bleu
 from seq2seq_lib.cache import Trained
 from seq2seq_lib.device import Run
 from seq2seq_lib.encoder_decoder import EncoderDecoder
-from seq2seq_lib.evaluation import bleu
+from seq2seq_lib.evaluation import bleu, corpus_bleu, writes_lower_case
 from seq2seq_lib.recipes.ch11 import CONTROLS
 
 BEAM_SIZES = (1, 2, 5, 10)
@@ -74,14 +74,17 @@ def _pairs_seen(trained: Trained, data: TranslationData) -> int:
 
 
 def variant_row(label: str, trained: Trained, data: TranslationData, *,
-                device: Any = "cpu") -> VariantRow:
+                device: Any = "cpu", lowercase: bool | None = None) -> VariantRow:
     """Measure one trained model: validation BLEU on a fixed sample of
-    :data:`VALID_LIMIT` sources, test BLEU on the whole test split (greedy decoding)."""
+    :data:`VALID_LIMIT` sources, test BLEU on the whole test split (greedy decoding).
+    ``lowercase`` as for :func:`~seq2seq_lib.evaluation.bleu` (by default lower-cased for a
+    model that writes lower case only: :func:`signature` says which)."""
     model = trained.model
     history = trained.history
     valid = bleu(model, data.valid, data.src_vocab, data.tgt_vocab, limit=VALID_LIMIT,
-                 seed=SAMPLE_SEED, device=device)
-    test = bleu(model, data.test, data.src_vocab, data.tgt_vocab, device=device)
+                 seed=SAMPLE_SEED, device=device, lowercase=lowercase)
+    test = bleu(model, data.test, data.src_vocab, data.tgt_vocab, device=device,
+                lowercase=lowercase)
     losses = history["valid_step_loss"] or history["valid_loss"]
     return VariantRow(
         label=label, parameters=sum(p.numel() for p in model.parameters()),
@@ -148,7 +151,7 @@ def best_variant(rows: Sequence[VariantRow]) -> VariantRow:
 
 def beam_rows(model: EncoderDecoder, data: TranslationData, *,
               beam_sizes: Sequence[int] = BEAM_SIZES, alphas: Sequence[float] = ALPHAS,
-              device: Any = "cpu") -> list[BeamRow]:
+              device: Any = "cpu", lowercase: bool | None = None) -> list[BeamRow]:
     """For each beam size, choose α on the validation sample, then score the test sample.
 
     ``k = 1`` is greedy search (α changes nothing there). The test sample is a fixed random
@@ -159,14 +162,24 @@ def beam_rows(model: EncoderDecoder, data: TranslationData, *,
     for k in beam_sizes:
         tried = alphas if k > 1 else (0.0,)
         on_valid = beam_bleu(model, data.valid, data.src_vocab, data.tgt_vocab, beam_size=k,
-                             alphas=tried, limit=VALID_LIMIT, seed=SAMPLE_SEED, device=device)
+                             alphas=tried, limit=VALID_LIMIT, seed=SAMPLE_SEED, device=device,
+                             lowercase=lowercase)
         alpha = max(tried, key=lambda a: on_valid[a].score)  # the first one on a tie
         test = beam_bleu(model, data.test, data.src_vocab, data.tgt_vocab, beam_size=k,
                          alphas=(alpha,), limit=BEAM_TEST_LIMIT, seed=SAMPLE_SEED,
-                         device=device)[alpha]
+                         device=device, lowercase=lowercase)[alpha]
         words = test.bleu.sys_len / len(test.hypotheses)
         rows.append(BeamRow(k, alpha, on_valid[alpha].score, test.score, words))
     return rows
+
+
+def signature(data: TranslationData, *, lowercase: bool | None = None) -> str:
+    """sacrebleu's signature of the BLEU that :func:`variant_row` and :func:`beam_rows`
+    compute on ``data`` (the number of references varies, ``nrefs:var``)."""
+    if lowercase is None:
+        lowercase = writes_lower_case(data.tgt_vocab)
+    return corpus_bleu([["a"], ["b"]], ["a", "b"], [["a"], ["b", "c"]],
+                       lowercase=lowercase).signature
 
 
 def chosen_beam(rows: Sequence[BeamRow]) -> BeamRow:

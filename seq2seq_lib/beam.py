@@ -60,7 +60,13 @@ from seq2seq_lib.decoding import (
     index_state,
     search_device,
 )
-from seq2seq_lib.evaluation import BleuResult, corpus_bleu, group_references, search_sources
+from seq2seq_lib.evaluation import (
+    BleuResult,
+    corpus_bleu,
+    group_references,
+    search_sources,
+    writes_lower_case,
+)
 from seq2seq_lib.vocab import EOS_ID, TokenPair, Vocab
 
 
@@ -336,7 +342,8 @@ def beam_candidates(
 def beam_bleu(model: Any, pairs: Sequence[TokenPair], src_vocab: Vocab, tgt_vocab: Vocab, *,
               beam_size: int, alphas: Sequence[float], lang: str = "en",
               max_len: int = 20, limit: int | None = None, seed: int = 0,
-              device: torch.device | str = "cpu") -> dict[float, BleuResult]:
+              device: torch.device | str = "cpu",
+              lowercase: bool | None = None) -> dict[float, BleuResult]:
     r"""Corpus BLEU of :func:`beam_search` with beam size ``beam_size``, for every
     length-normalisation exponent :math:`\alpha` in ``alphas``, from **one** search.
 
@@ -345,16 +352,18 @@ def beam_bleu(model: Any, pairs: Sequence[TokenPair], src_vocab: Vocab, tgt_voca
     the translation of ``beam_search`` with that ``alpha`` for every :math:`\alpha` at once:
     ``result[alpha]`` is what :func:`~seq2seq_lib.evaluation.bleu` returns with
     ``search=partial(beam_search, beam_size=beam_size, alpha=alpha)`` and the same other
-    arguments.
+    arguments (``lowercase`` included).
     """
     sources, refs = group_references(pairs, vocab=tgt_vocab, lang=lang, limit=limit, seed=seed)
     whole_beam = partial(beam_search, beam_size=beam_size, n_best=beam_size)  # alpha: below
     finals = search_sources(model, sources, src_vocab, search=whole_beam, max_len=max_len,
                             device=device)
+    if lowercase is None:
+        lowercase = writes_lower_case(tgt_vocab)
     results = {}
     for alpha in alphas:  # rank each sentence's final entries by log P / L^alpha
         best = [_rank([_hypothesis(h.tokens, h.log_prob, EOS_ID, alpha) for h in hyps], 1)[0]
                 for hyps in finals]
         texts = [tgt_vocab.detokenize(tgt_vocab.decode(h.output), lang=lang) for h in best]
-        results[alpha] = corpus_bleu(sources, texts, refs)
+        results[alpha] = corpus_bleu(sources, texts, refs, lowercase=lowercase)
     return results

@@ -118,7 +118,15 @@ class BleuResult:
     signature: str = ""
 
     def __str__(self) -> str:
-        return f"BLEU {self.score:.1f} on {len(self.hypotheses):,} sentences"
+        return f"BLEU {self.score:.1f} on {len(self.hypotheses):,} sentences ({self.signature})"
+
+
+def writes_lower_case(vocab: Vocab) -> bool:
+    """Whether every token of ``vocab`` is lower case: a model with this target vocabulary
+    can only write lower-cased text (chapters 7–9's word vocabularies), so its BLEU is
+    scored lower-cased (``case:lc`` in the signature); a vocabulary of cased text (chapter
+    11's subwords) is scored as written."""
+    return all(token == token.lower() for token in vocab.itos)
 
 
 def bleu(
@@ -134,10 +142,13 @@ def bleu(
     search: Search = greedy_search,
     limit: int | None = None,
     seed: int = 0,
-    lowercase: bool = False,
+    lowercase: bool | None = None,
 ) -> BleuResult:
-    """Corpus BLEU of the model's translations of ``pairs`` (sacrebleu, :func:`corpus_bleu`;
-    ``lowercase``: the lower-cased score).
+    """Corpus BLEU of the model's translations of ``pairs`` (sacrebleu, :func:`corpus_bleu`).
+
+    ``lowercase``: score lower-cased text; by default only when the model cannot write
+    upper case (:func:`writes_lower_case` of ``tgt_vocab``), so the signature says how the
+    score was computed.
 
     Pairs with the same source are one test sentence with several references
     (:func:`group_references`, which also draws the sample of ``limit`` sources: a quicker,
@@ -153,6 +164,8 @@ def bleu(
             device=device, search=search,
         )
     ]
+    if lowercase is None:
+        lowercase = writes_lower_case(tgt_vocab)
     return corpus_bleu(sources, hyps, refs, lowercase=lowercase)
 
 

@@ -142,3 +142,23 @@ def test_corpus_bleu_reports_sacrebleus_signature_and_a_labelled_lower_cased_sco
     assert lower.score > cased.score
     assert cased.signature.startswith("nrefs:var|case:mixed|eff:no|tok:13a|smooth:exp|version:")
     assert "case:lc" in lower.signature
+
+
+def test_bleu_scores_a_lower_case_vocabulary_lower_cased_and_says_so():
+    """A model whose target vocabulary has no upper case is scored lower-cased by default
+    (``case:lc`` in the signature and in ``str``); a cased one as written; a flag overrides."""
+    from seq2seq_lib.evaluation import writes_lower_case
+
+    model = Echo()
+    pairs = [(["a", "b"], ["w", "x"])]
+    assert writes_lower_case(TGT)
+    lower = bleu(model, pairs, SRC, TGT)
+    assert "case:lc" in lower.signature and lower.signature in str(lower)
+    assert "case:mixed" in bleu(model, pairs, SRC, TGT, lowercase=False).signature
+    cased_tgt = Vocab.build([["W", "x", "y", "z", ",", "."]])
+    assert not writes_lower_case(cased_tgt)
+    cased = bleu(model, [(["a", "b", "c", "d"], ["W", "x", "y", "z"])], SRC, cased_tgt)
+    assert "case:mixed" in cased.signature
+    assert cased.hypotheses == ["W x y z"] and cased.score == pytest.approx(100.0)
+    wrong_case = bleu(model, [(["a", "b", "c", "d"], ["w", "x", "y", "z"])], SRC, cased_tgt)
+    assert wrong_case.score < 100.0  # "W" against "w": cased scoring counts the case
