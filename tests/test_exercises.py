@@ -155,3 +155,43 @@ def test_a_checker_needs_an_exercise_parameter():
 
     with pytest.raises(TypeError, match="exercise"):
         checker(lambda fn: None)
+
+
+def test_check_segment_accepts_the_rank_rule_and_rejects_others(capsys):
+    from itertools import pairwise
+
+    from seq2seq_lib.exercises.ch11 import check_segment
+
+    def by_rank(piece, ranks):
+        symbols = list(piece)
+        while len(symbols) > 1:
+            rank, i = min((ranks.get(p, len(ranks)), i) for i, p in enumerate(pairwise(symbols)))
+            if rank == len(ranks):
+                break
+            symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
+        return symbols
+
+    check_segment(by_rank)
+    assert "all checks passed" in capsys.readouterr().out
+
+    def most_frequent_last(piece, ranks):  # the highest rank first: another segmentation
+        symbols = list(piece)
+        while True:
+            found = [(ranks[p], i) for i, p in enumerate(pairwise(symbols)) if p in ranks]
+            if not found:
+                return symbols
+            _, i = max(found)
+            symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
+
+    with pytest.raises(AssertionError, match="expected"):
+        check_segment(most_frequent_last)
+    with pytest.raises(AssertionError, match="spell"):
+        check_segment(lambda piece, ranks: [piece, "x"])
+    with pytest.raises(AssertionError, match="expected"):
+        check_segment(lambda piece, ranks: list(piece))
+
+    def stub(piece, ranks):
+        raise NotImplementedError
+
+    check_segment(stub)
+    assert "not solved yet" in capsys.readouterr().out

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from seq2seq_lib.exercises import checker, passed
+from seq2seq_lib.subwords import BPE, learn_bpe, piece_counts, pre_tokenize
 
 ReplaceFn = Callable[[Sequence[str], Sequence[str], torch.Tensor], list[str]]
 
@@ -68,3 +69,51 @@ def check_replace_unknowns(fn: ReplaceFn, exercise: str = "Exercise 11.1") -> No
                 f"(first difference at position {wrong})"
             )
     passed(exercise)
+
+
+SegmentFn = Callable[[str, dict[tuple[str, str], int]], list[str]]
+
+_TEXT = ("low lower lowest newer newest wider widest slow slowly below allow newly renew "
+         "fellow follow hollow yellow narrower " * 3 + "lowly lowland newt ewe")
+
+
+@checker
+def check_segment(fn: SegmentFn, exercise: str = "Exercise 11.4") -> None:
+    """Check ``fn(piece, ranks) -> list[str]``, byte-pair segmentation by merge rank.
+
+    ``ranks`` maps each learned merge ``(left, right)`` to its rank (0 for the first merge
+    learned). Starting from the characters of ``piece``, ``fn`` must repeatedly merge the
+    adjacent pair of lowest rank (its leftmost occurrence first) until no learned merge
+    applies, and return the symbols: what
+    :meth:`seq2seq_lib.subwords.BPE.segment` returns for the same merges. The checker learns
+    merges from a small text and compares on every piece of it and on unseen words.
+    """
+    by_hand = [  # (merges in rank order, pieces): where the order of the merges matters
+        (BPE(("a", "b", "c"), (("b", "c"), ("a", "b"))), ["abc", "cabc", "ab"]),
+        (BPE(("a",), (("a", "a"),)), ["aaa", "aaaa"]),  # the leftmost place first
+        (BPE(("a", "b", "c"), (("a", "b"), ("ab", "c"), ("c", "ab"))), ["abcab", "cab"]),
+    ]
+    counts = piece_counts([_TEXT])
+    learned = learn_bpe(counts, vocab_size=40)
+    cases = [*by_hand, (learned, [*counts, *pre_tokenize("lowlow slowest renewer aaaa Ewe")])]
+    for bpe, pieces in cases:
+        _check_pieces(fn, bpe, pieces, exercise)
+    passed(exercise)
+
+
+def _check_pieces(fn: SegmentFn, bpe: BPE, pieces: Sequence[str], exercise: str) -> None:
+    ranks = {pair: rank for rank, pair in enumerate(bpe.merges)}
+    for piece in pieces:
+        ranks_copy = dict(ranks)
+        got = fn(piece, ranks_copy)
+        if ranks_copy != ranks:
+            raise AssertionError(f"{exercise}: the ranks were modified")
+        if not isinstance(got, list) or not all(isinstance(s, str) for s in got):
+            raise AssertionError(f"{exercise}: return a list of str, got {got!r}")
+        expected = bpe.segment(piece)
+        if "".join(got) != piece:
+            raise AssertionError(f"{exercise} ({piece!r}): the symbols {got} do not spell the "
+                                 "piece; a segmentation only groups its characters")
+        if got != expected:
+            raise AssertionError(f"{exercise} ({piece!r}): got {got}, expected {expected} "
+                                 f"(merges in rank order: {bpe.merges[:6]} ...)")
