@@ -46,7 +46,7 @@ from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangl
 from matplotlib.path import Path as MplPath  # noqa: E402
 from matplotlib.patheffects import Normal, withStroke  # noqa: E402
 
-from seq2seq_lib import beam, bleu, search_examples, vocab  # noqa: E402
+from seq2seq_lib import beam, bleu, search_examples, subwords  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
@@ -773,25 +773,26 @@ def translator_pipeline() -> Card:
     """Chapter 11: from a French sentence to an English one, and the file that holds it all."""
     card = Card(9.0, 4.3)
     sentence = "Nous avons perdu nos clés."
-    tokens = vocab.tokenize(sentence)
-    output = ["we", "lost", "our", "keys", "."]
+    pieces = subwords.pre_tokenize(sentence)
+    output = subwords.pre_tokenize("We lost our keys.")
     top = [stage(card, 1.2, 3.3, "input", sentence, MUTED),
-           stage(card, 3.4, 3.3, "tokenize", " ".join(tokens), MUTED),
-           stage(card, 5.6, 3.3, "encode_source", f"{len(tokens)} ids + <eos>", MUTED),
-           stage(card, 7.8, 3.3, "encoder (GRU)", rf"$\bar h_1,\dots,\bar h_{{{len(tokens) + 1}}}$", GREEN)]
+           stage(card, 3.4, 3.3, "src_vocab.tokenize", " ".join(pieces[:3]) + " …", MUTED),
+           stage(card, 5.6, 3.3, "encode_source", "subword ids + <eos>", MUTED),
+           stage(card, 7.8, 3.3, "encoder (GRU)", r"$\bar h_1,\dots,\bar h_S$", GREEN)]
     bottom = [stage(card, 7.8, 1.75, "beam_search", r"decoder steps, $k$, $\alpha$", PURPLE),
               stage(card, 5.6, 1.75, "tgt_vocab.decode", " ".join(output), MUTED),
-              stage(card, 3.4, 1.75, "detokenize", vocab.detokenize(output), MUTED),
-              stage(card, 1.2, 1.75, "output", vocab.detokenize(output), VERMILION)]
+              stage(card, 3.4, 1.75, "detokenize", subwords.detokenize(output), MUTED),
+              stage(card, 1.2, 1.75, "output", subwords.detokenize(output), VERMILION)]
     chain = top + bottom
     for a, b in zip(chain, chain[1:], strict=False):
         card.arrow(a, b)
-    ckpt = card.box(4.5, 0.55, "translator-fr-en.pt: weights, both vocabularies, model class and "
-                    "config, lower-casing, languages", w=8.3, h=0.38, color=ORANGE, size=SMALL)
+    ckpt = card.box(4.5, 0.55, "translator-fr-en.pt: weights, both vocabularies and their merges, "
+                    "model class and config, default search", w=8.3, h=0.38, color=ORANGE,
+                    size=SMALL)
     card.arrow(ckpt.side("n", 3.3), bottom[0], dashed=True, color=ORANGE)
     card.text(4.5, 0.95, "load_translator: one file rebuilds the whole pipeline", size=SMALL,
               color=MUTED)
-    card.text(4.5, 4.0, 'seq2seq-translate translator.pt "Nous avons perdu nos clés." -k 5 --alpha 1.0',
+    card.text(4.5, 4.0, 'seq2seq-translate translator-fr-en.pt "Nous avons perdu nos clés."',
               size=SMALL, mono=True)
     return card
 
