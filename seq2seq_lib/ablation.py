@@ -64,7 +64,7 @@ class BeamRow:
     alpha: float
     valid_bleu: float
     test_bleu: float
-    words_per_sentence: float
+    words_per_sentence: float  # 13a tokens per output sentence (the table: tokens/sentence)
 
 
 def _pairs_seen(trained: Trained, data: TranslationData) -> int:
@@ -202,7 +202,7 @@ def variant_table(rows: Sequence[VariantRow]) -> str:
 def beam_table(rows: Sequence[BeamRow]) -> str:
     """The beam rows as a fixed-width text table."""
     lines = [f"{'k':>3}{'alpha (valid)':>15}{'valid BLEU':>12}{'test BLEU':>11}"
-             f"{'words/sentence':>16}"]
+             f"{'tokens/sentence':>16}"]
     for r in rows:
         lines.append(f"{r.k:>3}{r.alpha:>15.1f}{r.valid_bleu:>12.1f}{r.test_bleu:>11.1f}"
                      f"{r.words_per_sentence:>16.2f}")

@@ -73,3 +73,20 @@ def test_the_order_check_finds_a_key_used_too_early():
 def test_every_glued_number_is_computed_before_the_text_that_shows_it(path):
     problems = _glue_order_problems(nbformat.read(path, as_version=4))
     assert not problems, f"{path.name}: " + "; ".join(problems)
+
+
+def test_a_claim_is_an_error_in_the_books_run_and_a_note_elsewhere(capsys):
+    import torch
+
+    from seq2seq_lib.device import Run
+    from seq2seq_lib.glue import claim
+
+    book = Run(torch.device("cpu"), "quick", 0)
+    claim(True, "it holds", book)
+    assert capsys.readouterr().out == ""
+    with pytest.raises(AssertionError, match="it fails"):
+        claim(False, "it fails", book)
+    for other in (Run(torch.device("cpu"), "full", 0), Run(torch.device("cuda"), "quick", 0),
+                  Run(torch.device("cpu"), "quick", 0, smoke=True)):
+        claim(False, "it fails", other)
+        assert "claim 'it fails' does not hold" in capsys.readouterr().out
