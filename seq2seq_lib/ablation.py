@@ -178,6 +178,8 @@ def signature(data: TranslationData, *, lowercase: bool | None = None) -> str:
     compute on ``data`` (the number of references varies, ``nrefs:var``)."""
     if lowercase is None:
         lowercase = writes_lower_case(data.tgt_vocab)
+    # sacrebleu writes the signature when it scores: a two-sentence corpus with one and two
+    # references gives the same settings and nrefs:var
     return corpus_bleu([["a"], ["b"]], ["a", "b"], [["a"], ["b", "c"]],
                        lowercase=lowercase).signature
 
