@@ -161,3 +161,65 @@ def test_exercise_solutions_are_folded(browser):
         "return [...document.querySelectorAll('.solution')].map(s => s.classList.contains('dropdown'))")
     assert exercises >= 3
     assert solutions and all(solutions), "every solution should be a folded dropdown"
+
+
+def _load(driver, url: str, width: int = 1280) -> None:
+    driver.set_window_size(width, 900)
+    driver.get(url)
+    _wait(driver, "return document.readyState === 'complete'")
+
+
+@pytest.mark.parametrize("page", _pages())
+def test_no_console_error_on_a_page(browser, page):
+    """No script on the page fails (sphinx-thebe's config script once declared its constant
+    twice; the theme complained of an empty colour mode)."""
+    driver, base = browser
+    driver.get_log("browser")  # drop what earlier pages logged
+    _load(driver, f"{base}/{page}")
+    errors = [e["message"][:160] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
+    assert errors == [], f"{page}: console errors {errors}"
+
+
+@pytest.mark.parametrize("page", _pages())
+def test_a_phone_does_not_scroll_the_page_sideways(browser, page):
+    """At 390 px nothing widens the page itself (wide outputs scroll inside their own box)."""
+    driver, base = browser
+    try:
+        _load(driver, f"{base}/{page}", width=390)
+        wide, width = driver.execute_script(
+            "return [document.scrollingElement.scrollWidth, "
+            "document.documentElement.clientWidth]")
+    finally:
+        driver.set_window_size(1280, 900)
+    assert wide <= width, f"{page}: the page is {wide} px wide in a {width} px window"
+
+
+def test_one_search_entry_point_and_a_favicon(browser):
+    driver, base = browser
+    _load(driver, f"{base}/chapters/01_bptt.html")
+    visible = driver.execute_script(
+        "return [...document.querySelectorAll('.search-button-field, .search-button')]"
+        ".filter(e => e.offsetParent !== null).length")
+    assert visible == 1, f"{visible} visible search buttons at 1280 px"
+    icon = driver.execute_script(
+        "const l = document.querySelector('link[rel=icon]'); return l && l.href")
+    assert icon, "no favicon link"
+    status = driver.execute_script(
+        "const r = new XMLHttpRequest(); r.open('GET', arguments[0], false); r.send();"
+        "return [r.status, r.responseText.slice(0, 5)]", icon)
+    assert status == [200, "<svg "], f"favicon {icon}: {status}"
+
+
+def test_bibliography_labels_are_author_year_as_the_chapters_cite(browser):
+    import re
+
+    driver, base = browser
+    _load(driver, f"{base}/bibliography.html")
+    labels = driver.execute_script(
+        "return [...document.querySelectorAll('.citation .label, dt.label')]"
+        ".map(e => e.innerText.trim())")
+    assert len(labels) >= 30, labels
+    pattern = re.compile(r"^\[[^\[\],]+(?: & [^\[\],]+| et al\.)?, \d{4}[a-z]?\]$")
+    odd = [label for label in labels if not pattern.match(label)]
+    assert odd == [], f"labels not in author-year form: {odd[:5]}"
+    assert len(set(labels)) == len(labels), "two entries share a label"
