@@ -30,7 +30,7 @@ the mean over the orders :math:`n` that have at least one hypothesis n-gram only
 
 Besides :func:`corpus_bleu` and :func:`sentence_bleu` the module has the pieces the chapter
 builds BLEU from (:func:`ngram_counts`, :func:`clipped_precision`, :func:`brevity_penalty`),
-the simplified penalty :math:`\min(1, c/r)` of seed 004 (:func:`brevity_penalty_min`), d2l's
+the simplified penalty :math:`\min(1, c/r)` of the lecture notes on BLEU (:func:`brevity_penalty_min`), d2l's
 sentence-level variant (:func:`d2l_bleu`) and the word-level precision/recall/F1 that BLEU
 replaces (:func:`precision_recall_f1`).
 """
@@ -138,7 +138,7 @@ def brevity_penalty(c: int, r: int) -> float:
 
 
 def brevity_penalty_min(c: int, r: int) -> float:
-    """Seed 004's simplified penalty :math:`\\min(1, c/r)` (not the one BLEU uses)."""
+    """The BLEU lecture notes' simplified penalty :math:`\\min(1, c/r)` (not the one BLEU uses)."""
     return 1.0 if r == 0 else min(1.0, c / r)
 
 
@@ -379,11 +379,11 @@ def d2l_bleu(pred_tokens: Sequence[str], label_tokens: Sequence[str], k: int) ->
 def precision_recall_f1(
     pred_tokens: Sequence[str], ref_tokens: Sequence[str]
 ) -> tuple[float, float, float]:
-    r"""Seed 004's word-level scores, position-free: correct words counted with clipping.
+    r"""The BLEU lecture notes' word-level scores, position-free: correct words counted with clipping.
 
     precision = correct / len(prediction), recall = correct / len(reference),
     F1 = :math:`\frac{2PR}{P + R}` (the harmonic mean, :math:`\frac{P R}{(P + R)/2}`;
-    seed 004 writes it as ":math:`(P \times R) / (P + R) / 2`", which is not the harmonic mean).
+    the lecture notes write it as ":math:`(P \times R) / (P + R) / 2`", which is not the harmonic mean).
     Example (CS224n/boostcamp): reference *Half of my heart is in Havana ooh na na*,
     prediction *Half as my heart is in Obama ooh na*: P = 7/9, R = 7/10, F1 = 0.737.
     """

@@ -37,7 +37,7 @@ class TableExample:
 
 
 def seed_greedy_example() -> TableExample:
-    """The greedy-search example of d2l §9.8 (seed 000): tokens A, B, C, ``<eos>``.
+    """The greedy-search example of d2l §9.8 (the lecture notes on decoding): tokens A, B, C, ``<eos>``.
 
     Greedy search picks A → B → C → ``<eos>`` with probability
     :math:`0.5 \\cdot 0.4 \\cdot 0.4 \\cdot 0.6 = 0.048`; taking the second-best C at step 2
@@ -61,7 +61,8 @@ def seed_greedy_example() -> TableExample:
 
 
 def seed_beam_example() -> TableExample:
-    """The beam-search example of d2l §9.8.3 (seed 000): :math:`\\mathcal Y = \\{A, B, C, D, E\\}`,
+    """The beam-search example of d2l §9.8.3 (the lecture notes on decoding):
+    :math:`\\mathcal Y = \\{A, B, C, D, E\\}`,
     beam size 2, maximum length 3.
 
     ``<eos>`` is in the vocabulary but has probability 0 everywhere (the book leaves it out),
