@@ -111,3 +111,40 @@ def test_controls_results_path(monkeypatch, tmp_path):
     assert ablation.results_path("quick", controls=True) == (
         tmp_path / "translator-controls-quick.json")
     assert ablation.results_path("full") == tmp_path / "translator-full.json"
+
+
+def test_provenance_summary_says_where_and_how_long_without_commands_or_versions():
+    results = {"provenance": {
+        "device": "cpu", "machine": {"cpu": "AMD EPYC", "cpu_cores": 2, "gpu": None},
+        "training_seconds": 900, "models_trained": ["a", "b", "c"],
+        "models_loaded_from_cache": ["d", "e"], "command": "python scripts/x.py --cache CACHE",
+        "versions": {"seq2seq_lib_commit": "abc123-dirty"}}}
+    line = ablation.provenance_summary(results)
+    assert line == ("measured on cpu (AMD EPYC, 2 cores): 3 models trained in 15 min, "
+                    "2 from an earlier run")
+    results["provenance"].update(device="cuda", models_loaded_from_cache=[],
+                                 machine={"gpu": "NVIDIA H100"})
+    assert ablation.provenance_summary(results) == (
+        "measured on cuda (NVIDIA H100): 3 models trained in 15 min")
+
+
+def test_tables_are_their_text_and_render_as_html():
+    rows = [ablation.VariantRow("a <b>", 1234, 10, 1280, 2.345, 12.34, 11.96)]
+    table = ablation.variant_table(rows)
+    assert isinstance(table, str) and repr(table) == str(table) == table
+    assert table.splitlines()[1].startswith("a <b>")  # the text is unchanged
+    html = table._repr_html_()
+    assert html.count("<tr>") == 2 and "a &lt;b&gt;" in html
+    assert '<td style="text-align: right">1,234</td>' in html
+    assert '<td style="text-align: left">a &lt;b&gt;</td>' in html
+    assert '<th style="text-align: right">test BLEU</th>' in html
+
+    shown = []
+
+    class Printer:  # what IPython passes to _repr_pretty_ for the text/plain form
+        text = staticmethod(shown.append)
+
+    table._repr_pretty_(Printer(), False)
+    assert shown == [str(table)]
+    beams = ablation.beam_table([ablation.BeamRow(5, 1.0, 30.04, 29.96, 7.123)])
+    assert beams.rows == (("5", "1.0", "30.0", "30.0", "7.12"),)
