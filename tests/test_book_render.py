@@ -223,3 +223,23 @@ def test_bibliography_labels_are_author_year_as_the_chapters_cite(browser):
     odd = [label for label in labels if not pattern.match(label)]
     assert odd == [], f"labels not in author-year form: {odd[:5]}"
     assert len(set(labels)) == len(labels), "two entries share a label"
+
+
+@pytest.mark.parametrize("page", [p for p in _pages() if p.startswith("chapters/")])
+def test_display_equations_fit_the_text_column(browser, page):
+    """At 1280 px no display equation of a chapter is wider than the column it sits in
+    (a long one is broken over lines with ``aligned``)."""
+    driver, base = browser
+    _load(driver, f"{base}/{page}")
+    if driver.execute_script("return document.querySelectorAll('.math').length === 0"):
+        return
+    _wait(driver, "return window.MathJax && MathJax.startup && MathJax.startup.promise"
+                  " && document.querySelectorAll('mjx-container').length > 0",
+          what="MathJax typesetting")
+    driver.execute_script("return MathJax.startup.promise")
+    wide = driver.execute_script(
+        "return [...document.querySelectorAll('mjx-container[display=\"true\"]')]"
+        ".filter(m => m.firstElementChild && m.firstElementChild.getBoundingClientRect().width"
+        " > m.parentElement.getBoundingClientRect().width + 1)"
+        ".map(m => m.textContent.slice(0, 50))")
+    assert wide == [], f"{page}: display equations wider than the column: {wide}"
