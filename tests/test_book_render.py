@@ -35,19 +35,25 @@ def browser():
         yield driver, base
 
 
+def _typeset(driver) -> bool:
+    """Wait until MathJax has typeset the page; ``False`` when the page has no math."""
+    if not driver.execute_script("return document.querySelectorAll('.math').length > 0"):
+        return False
+    # MathJax 3 replaces every math element by <mjx-container>; wait for typesetting.
+    _wait(driver, "return window.MathJax && MathJax.startup && MathJax.startup.promise"
+                  " && document.querySelectorAll('mjx-container').length > 0",
+          what="MathJax typesetting")
+    driver.execute_script("return MathJax.startup.promise")
+    return True
+
+
 @pytest.mark.parametrize("page", _pages())
 def test_page_loads_with_math_images_and_only_local_requests(browser, page):
     driver, base = browser
     driver.get(f"{base}/{page}")
     _wait(driver, "return document.readyState === 'complete'")
     assert driver.title and "404" not in driver.title, f"{page}: did not load ({driver.title!r})"
-    has_math = driver.execute_script("return document.querySelectorAll('.math').length > 0")
-    if has_math:
-        # MathJax 3 replaces every math element by <mjx-container>; wait for typesetting.
-        _wait(driver, "return window.MathJax && MathJax.startup && MathJax.startup.promise"
-                      " && document.querySelectorAll('mjx-container').length > 0",
-              what="MathJax typesetting")
-        driver.execute_script("return MathJax.startup.promise")
+    if _typeset(driver):
         untypeset = driver.execute_script(
             "return [...document.querySelectorAll('.math')]"
             ".filter(e => !e.querySelector('mjx-container') && e.tagName !== 'MJX-CONTAINER').length")
@@ -231,12 +237,8 @@ def test_display_equations_fit_the_text_column(browser, page):
     (a long one is broken over lines with ``aligned``)."""
     driver, base = browser
     _load(driver, f"{base}/{page}")
-    if driver.execute_script("return document.querySelectorAll('.math').length === 0"):
+    if not _typeset(driver):
         return
-    _wait(driver, "return window.MathJax && MathJax.startup && MathJax.startup.promise"
-                  " && document.querySelectorAll('mjx-container').length > 0",
-          what="MathJax typesetting")
-    driver.execute_script("return MathJax.startup.promise")
     wide = driver.execute_script(
         "return [...document.querySelectorAll('mjx-container[display=\"true\"]')]"
         ".filter(m => m.firstElementChild && m.firstElementChild.getBoundingClientRect().width"
