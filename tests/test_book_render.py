@@ -8,6 +8,8 @@ if MathJax is served by the book itself.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 from helpers import ROOT, missing, serve_and_browse, skip_or_fail
@@ -217,8 +219,6 @@ def test_one_search_entry_point_and_a_favicon(browser):
 
 
 def test_bibliography_labels_are_author_year_as_the_chapters_cite(browser):
-    import re
-
     driver, base = browser
     _load(driver, f"{base}/bibliography.html")
     labels = driver.execute_script(
