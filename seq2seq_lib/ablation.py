@@ -16,10 +16,8 @@ results file with provenance) both call the functions below, so they measure the
 
 from __future__ import annotations
 
-import html
 import json
 import os
-import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -33,7 +31,7 @@ from seq2seq_lib.beam import beam_bleu
 from seq2seq_lib.cache import Trained
 from seq2seq_lib.device import Run
 from seq2seq_lib.encoder_decoder import EncoderDecoder
-from seq2seq_lib.evaluation import bleu, corpus_bleu, writes_lower_case
+from seq2seq_lib.evaluation import Table, bleu, corpus_bleu, writes_lower_case
 from seq2seq_lib.recipes.ch11 import CONTROLS
 
 BEAM_SIZES = (1, 2, 5, 10)
@@ -130,48 +128,6 @@ def control_groups(rows: Sequence[VariantRow]) -> list[ControlGroup]:
     order = [group for group, _, _ in CONTROLS]
     return sorted(found.values(), key=lambda g: order.index(g.group) if g.group in order
                   else len(order))
-
-
-class Table(str):
-    """A table that prints as fixed-width text and shows as an HTML table.
-
-    It *is* the text (a ``str``: ``print`` it, compare it, write it to a file); in Jupyter,
-    Colab and the book, ``display(table)`` renders ``header`` and ``rows`` as an HTML table
-    that wraps its headers to fit the page instead of scrolling sideways. Number columns
-    (every cell a number or a parenthesised range) are right-aligned.
-    """
-
-    header: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-
-    def __new__(cls, text: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
-        table = super().__new__(cls, text)
-        table.header = tuple(header)
-        table.rows = tuple(tuple(row) for row in rows)
-        return table
-
-    def __repr__(self) -> str:
-        return str(self)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's text/plain
-        printer.text(str(self))
-
-    def _repr_html_(self) -> str:
-        numeric = [all(_looks_numeric(row[j]) for row in self.rows)
-                   for j in range(len(self.header))]
-
-        def cells(tag: str, values: Sequence[str]) -> str:
-            return "".join(f'<{tag} style="text-align: {"right" if num else "left"}">'
-                           f"{html.escape(value)}</{tag}>"
-                           for value, num in zip(values, numeric, strict=True))
-
-        body = "".join(f"<tr>{cells('td', row)}</tr>" for row in self.rows)
-        return (f'<table class="seq2seq-table"><thead><tr>{cells("th", self.header)}</tr>'
-                f"</thead><tbody>{body}</tbody></table>")
-
-
-def _looks_numeric(value: str) -> bool:
-    return bool(re.fullmatch(r"\(?[-+]?[\d,.]+(-[\d,.]+)?\)?", value.strip()))
 
 
 def control_table(groups: Sequence[ControlGroup]) -> Table:

@@ -18,8 +18,11 @@ r"""Translating sentences and scoring the translations: BLEU on held-out pairs, 
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sacrebleu
 import torch
@@ -234,3 +237,66 @@ def position_accuracy(
             correct[:n] += hit[:, :n].sum(0).cpu().float()
             count[:n] += batch.tgt_mask[:, :n].sum(0).cpu().float()
     return [float(c / k) for c, k in zip(correct, count, strict=True) if k > 0]
+
+
+class Table(str):
+    """A table that prints as fixed-width text and shows as an HTML table.
+
+    It *is* the text (a ``str``: ``print`` it, compare it, write it to a file); in Jupyter,
+    Colab and the book, ``display(table)`` renders ``header`` and ``rows`` as an HTML table
+    that wraps its headers to fit the page instead of scrolling sideways. Number columns
+    (every cell a number or a parenthesised range) are right-aligned.
+    """
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+    def __new__(cls, text: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
+        table = super().__new__(cls, text)
+        table.header = tuple(header)
+        table.rows = tuple(tuple(row) for row in rows)
+        return table
+
+    @classmethod
+    def from_rows(cls, header: Sequence[str], rows: Sequence[Sequence[str]], *,
+                  gap: int = 2) -> Table:
+        """The table of ``header`` and ``rows`` (strings), its text laid out in columns
+        ``gap`` spaces apart: number columns right-aligned, the others left-aligned."""
+        header = tuple(header)
+        rows = tuple(tuple(row) for row in rows)
+        if any(len(row) != len(header) for row in rows):
+            raise ValueError(f"every row needs {len(header)} cells (one per header)")
+        numeric = [bool(rows) and all(_looks_numeric(row[j]) for row in rows)
+                   for j in range(len(header))]
+        widths = [max(len(v) for v in (header[j], *(row[j] for row in rows)))
+                  for j in range(len(header))]
+
+        def line(values: Sequence[str]) -> str:
+            cells = [v.rjust(w) if num else v.ljust(w)
+                     for v, w, num in zip(values, widths, numeric, strict=True)]
+            return (" " * gap).join(cells).rstrip()
+
+        return cls("\n".join([line(header), *(line(row) for row in rows)]), header, rows)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # IPython's text/plain
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        numeric = [all(_looks_numeric(row[j]) for row in self.rows)
+                   for j in range(len(self.header))]
+
+        def cells(tag: str, values: Sequence[str]) -> str:
+            return "".join(f'<{tag} style="text-align: {"right" if num else "left"}">'
+                           f"{html.escape(value)}</{tag}>"
+                           for value, num in zip(values, numeric, strict=True))
+
+        body = "".join(f"<tr>{cells('td', row)}</tr>" for row in self.rows)
+        return (f'<table class="seq2seq-table"><thead><tr>{cells("th", self.header)}</tr>'
+                f"</thead><tbody>{body}</tbody></table>")
+
+
+def _looks_numeric(value: str) -> bool:
+    return bool(re.fullmatch(r"\(?[-+]?[\d,.]+(-[\d,.]+)?\)?", value.strip()))

@@ -162,3 +162,19 @@ def test_bleu_scores_a_lower_case_vocabulary_lower_cased_and_says_so():
     assert cased.hypotheses == ["W x y z"] and cased.score == pytest.approx(100.0)
     wrong_case = bleu(model, [(["a", "b", "c", "d"], ["w", "x", "y", "z"])], SRC, cased_tgt)
     assert wrong_case.score < 100.0  # "W" against "w": cased scoring counts the case
+
+
+def test_table_from_rows_aligns_columns_and_shows_the_same_cells_as_html():
+    from seq2seq_lib.evaluation import Table
+
+    table = Table.from_rows(("French", "ours", "BLEU"),
+                            [("Je suis là.", "i am here.", "1.5"), ("Oui", "yes", "12.25")])
+    assert str(table).splitlines() == ["French       ours         BLEU",
+                                       "Je suis là.  i am here.    1.5",
+                                       "Oui          yes         12.25"]
+    html_table = table._repr_html_()
+    assert html_table.count("<tr>") == 3 and "Je suis là." in html_table
+    assert '<td style="text-align: right">12.25</td>' in html_table  # a number column
+    assert repr(table) == str(table)
+    with pytest.raises(ValueError, match="3 cells"):
+        Table.from_rows(("a", "b", "c"), [("1", "2")])
