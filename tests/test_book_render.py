@@ -245,3 +245,80 @@ def test_display_equations_fit_the_text_column(browser, page):
         " > m.parentElement.getBoundingClientRect().width + 1)"
         ".map(m => m.textContent.slice(0, 50))")
     assert wide == [], f"{page}: display equations wider than the column: {wide}"
+
+
+@pytest.mark.parametrize("page", [p for p in _pages() if p.startswith("chapters/")])
+def test_outputs_tables_and_images_fit_their_box(browser, page):
+    """At 1280 px no printed output, table or image of a chapter is wider than its box: no
+    result hides behind a sideways scroll bar (a long printed line wraps instead)."""
+    driver, base = browser
+    _load(driver, f"{base}/{page}")
+    wide = driver.execute_script("""
+        const column = document.querySelector('.bd-article').getBoundingClientRect();
+        const out = [];
+        for (const el of document.querySelectorAll(
+            '.bd-article .cell_output pre, .bd-article table, .bd-article img')) {
+          const box = el.getBoundingClientRect();
+          if (el.scrollWidth > el.clientWidth + 1 || box.right > column.right + 1)
+            out.push(el.tagName + ' ' + (el.innerText || el.getAttribute('src')).slice(0, 60));
+        }
+        return out;""")
+    assert wide == [], f"{page}: wider than their box: {wide}"
+
+
+def test_an_80_character_output_line_fits_the_column_without_wrapping(browser):
+    """Column-aligned printouts are at most 80 characters wide (test_project_files checks the
+    notebooks); here: such a line fits one line of an output box at 1280 px."""
+    driver, base = browser
+    _load(driver, f"{base}/chapters/07_seq2seq.html")
+    fits = driver.execute_script("""
+        const pre = document.querySelector('.bd-article .cell_output pre');
+        const line = document.createElement('span');
+        line.textContent = 'x'.repeat(80);
+        line.style.whiteSpace = 'nowrap';
+        pre.appendChild(line);
+        const cs = getComputedStyle(pre);
+        const room = pre.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+        const width = line.getBoundingClientRect().width;
+        line.remove();
+        return [width, room];""")
+    assert fits[0] <= fits[1], f"80 characters take {fits[0]:.0f} px of {fits[1]:.0f} px"
+
+
+@pytest.mark.parametrize("page", [p for p in _pages() if p.startswith("chapters/")])
+def test_plots_have_alt_text_that_describes_them(browser, page):
+    """Every image of a chapter has alt text, and a plot's is a description, not a file."""
+    driver, base = browser
+    _load(driver, f"{base}/{page}")
+    alts = driver.execute_script(
+        "return [...document.querySelectorAll('.bd-article img')]"
+        ".map(i => [i.getAttribute('src'), i.getAttribute('alt') || ''])")
+    assert alts, f"{page}: no image"
+    bad = [src for src, alt in alts
+           if len(alt.split()) < 4 or re.search(r"\.(png|svg|jpe?g)\b|_images/", alt)]
+    assert bad == [], f"{page}: images without a describing alt text: {bad}"
+
+
+def test_a_click_enlarges_a_figure_and_escape_closes_it(browser):
+    """Figures and plots open enlarged over the page (_static/enlarge.js)."""
+    driver, base = browser
+    _load(driver, f"{base}/chapters/08_attention.html")
+    from selenium.webdriver.common.keys import Keys
+
+    images = [img for img in driver.find_elements("css selector", ".bd-article img.enlargeable")
+              if img.is_displayed()]
+    assert len(images) >= 2, "fewer than two visible enlargeable images on the page"
+    for img in (images[0], images[-1]):  # a diagram (SVG) and a plot (PNG)
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", img)
+        img.click()
+        shown = driver.execute_script(
+            "const o = document.querySelector('.enlarged-image img');"
+            "if (!o) return null; const r = o.getBoundingClientRect();"
+            "return [o.getAttribute('src') === arguments[0].getAttribute('src') ||"
+            " o.src === arguments[0].src, r.width, arguments[0].getBoundingClientRect().width]",
+            img)
+        assert shown is not None, "no enlarged image after the click"
+        assert shown[0], "the enlarged image is another image"
+        assert shown[1] > shown[2], f"not larger: {shown[1]:.0f} px vs {shown[2]:.0f} px"
+        driver.find_element("tag name", "body").send_keys(Keys.ESCAPE)
+        assert driver.execute_script("return document.querySelector('.enlarged-image')") is None

@@ -123,6 +123,37 @@ def test_notebook_hygiene(notebook):
         assert "raises-exception" not in tags, f"{path.name} cell {i}: tagged raises-exception"
 
 
+COLUMN_CHARS = 80
+"""The widest column-aligned printout the book shows on one line (test_book_render checks
+that 80 characters fit an output box at 1280 px)."""
+
+
+def _shown_as_text(out) -> str | None:
+    """The text the book shows for an output: a stream, or a result without an HTML form."""
+    if out.output_type == "stream":
+        return out.get("text", "")
+    data = out.get("data", {})
+    if "text/html" in data or "image/png" in data:
+        return None
+    return data.get("text/plain")
+
+
+def test_column_aligned_printouts_fit_the_column(notebook):
+    """A printed table (columns lined up with runs of spaces) longer than the column would
+    wrap and lose its alignment: such lines are at most COLUMN_CHARS characters."""
+    path, nb = notebook
+    aligned = re.compile(r"\S {2,}\S")
+    for i, cell in enumerate(code_cells(nb)):
+        for out in cell.outputs:
+            text = _shown_as_text(out)
+            if not text:
+                continue
+            long = [line for line in text.splitlines()
+                    if len(line) > COLUMN_CHARS and aligned.search(line)]
+            assert not long, f"{path.name} code cell {i}: {len(long)} aligned lines over " \
+                             f"{COLUMN_CHARS} characters, e.g. {long[0]!r}"
+
+
 def test_exercises_have_stubs_checkers_and_hidden_solutions(notebook):
     path, nb = notebook
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
