@@ -125,6 +125,10 @@ def test_glossary_korean_terms_render_with_a_hangul_font(browser):
     assert len(checked) >= 10, f"expected the glossary's Korean terms, found {checked}"
     assert not boxes, (f"{len(boxes)} of {len(checked)} Korean terms render as missing-glyph boxes "
                        f"(no Hangul font; Debian: fonts-nanum), e.g. {boxes[:3]}")
+    loaded = driver.execute_script(
+        "return document.fonts.ready.then(() => [...document.fonts]"
+        ".filter(f => f.family.replace(/\"/g, '') === 'Course Hangul').map(f => f.status))")
+    assert loaded == ["loaded"], f"the book's Hangul font (_static/fonts): {loaded}"
 
 
 @pytest.mark.parametrize("page", [p for p in _pages() if p.startswith("chapters/")])

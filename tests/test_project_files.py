@@ -330,3 +330,21 @@ def test_tests_share_code_through_helpers_not_conftest_or_sys_path():
     two conftest files, and importing one by name is fragile), and the scripts are imported
     as the package ``scripts``: no test file imports a conftest or changes ``sys.path``."""
     assert _test_files_importing_conftest_or_changing_sys_path() == []
+
+
+def test_the_hangul_font_covers_every_korean_character_of_the_book():
+    """The glossary's webfont (scripts/make_hangul_font.py) holds every Hangul character
+    the pages use, under its own name, with its licence beside it."""
+    from fontTools.ttLib import TTFont
+
+    from scripts.make_hangul_font import FAMILY, OUTPUT, hangul_in_book
+
+    font = TTFont(OUTPUT)
+    assert font.flavor == "woff"
+    covered = {chr(code) for code in font.getBestCmap()}
+    used = hangul_in_book()
+    assert len(used) >= 50, "the glossary's Korean terms are missing"
+    missing = sorted(used - covered)
+    assert not missing, f"not in the font (run scripts/make_hangul_font.py): {''.join(missing)}"
+    assert font["name"].getDebugName(1) == FAMILY  # the OFL's reserved name is not used
+    assert "SIL OPEN FONT LICENSE" in (OUTPUT.parent / "OFL.txt").read_text(encoding="utf-8")
