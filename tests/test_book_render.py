@@ -22,7 +22,8 @@ HTML = ROOT / "_build" / "html"
 
 def _pages() -> list[str]:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    files = [toc["root"]] + [ch["file"] for part in toc.get("parts", []) for ch in part["chapters"]]
+    files = [toc["root"]] + [f for part in toc.get("parts", []) for ch in part["chapters"]
+                             for f in (ch["file"], *(s["file"] for s in ch.get("sections", [])))]
     return [f"{f}.html" for f in files]
 
 

@@ -25,8 +25,15 @@ def toc_files() -> list[str]:
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     files = [toc["root"]]
     for part in toc.get("parts", []):
-        files += [ch["file"] for ch in part["chapters"]]
+        for ch in part["chapters"]:
+            files += [ch["file"], *(sec["file"] for sec in ch.get("sections", []))]
     return files
+
+
+def api_pages_text() -> str:
+    """The API reference's pages (api/*.md) as _toc.yml lists them, joined."""
+    return "\n".join((ROOT / f"{f}.md").read_text(encoding="utf-8")
+                     for f in toc_files() if f.startswith("api/"))
 
 
 def test_the_chapters_are_exactly_the_planned_ones():
@@ -216,15 +223,30 @@ def test_bibliography_parses_and_has_the_required_papers():
 
 
 def test_api_page_documents_every_module():
-    documented = set(re.findall(r"automodule:: (seq2seq_lib[\w.]*)", (ROOT / "api.md").read_text()))
+    documented = set(re.findall(r"automodule:: (seq2seq_lib[\w.]*)", api_pages_text()))
     package = ROOT / "seq2seq_lib"
     modules = {  # every module, and every subpackage (seq2seq_lib.exercises, .recipes)
         "seq2seq_lib." + ".".join(p.relative_to(package).with_suffix("").parts)
         for p in package.rglob("*.py") if p.name != "__init__.py"
     } | {"seq2seq_lib." + ".".join(p.parent.relative_to(package).parts)
          for p in package.rglob("__init__.py") if p.parent != package}
-    assert modules - documented == set(), "add these modules to api.md"
-    assert documented - modules == set(), "api.md names modules that do not exist"
+    assert modules - documented == set(), "add these modules (scripts/make_api_pages.py)"
+    assert documented - modules == set(), "the API pages name modules that do not exist"
+
+
+def test_api_pages_are_those_the_script_writes_one_per_chapter_in_order():
+    """api/*.md are scripts/make_api_pages.py's output, each listed in _toc.yml under api,
+    every module under its own heading, the modules in course order across the pages."""
+    from scripts.make_api_pages import PAGES, page_text
+    from seq2seq_lib import chapters
+
+    assert [f for f in toc_files() if f.startswith("api/")] == [f"api/{p.name}" for p in PAGES]
+    for page in PAGES:
+        text = (ROOT / "api" / f"{page.name}.md").read_text(encoding="utf-8")
+        assert text == page_text(page), f"api/{page.name}.md: run scripts/make_api_pages.py"
+    listed = re.findall(r"automodule:: seq2seq_lib\.([\w.]+)", api_pages_text())
+    headings = re.findall(r"^## `seq2seq_lib\.([\w.]+)`$", api_pages_text(), re.M)
+    assert listed == headings == list(chapters.MODULE_CHAPTER)
 
 
 def glossary_entries() -> list[tuple[list[str], int | None]]:
