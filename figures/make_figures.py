@@ -556,8 +556,8 @@ def teacher_forcing() -> Card:
 def badge(card: Card, node: Node, number: int) -> None:
     """The order in which a decoder step computes ``node``: a numbered dot at its corner."""
     x, y = node.x - node.w / 2, node.y + node.h / 2
-    card.ax.add_patch(Circle((x, y), 0.12, fc=INK, ec="white", lw=1, zorder=6))
-    card.text(x, y, str(number), size=SMALL - 1, color="white", zorder=7)
+    card.ax.add_patch(Circle((x, y), 0.14, fc=INK, ec="white", lw=1, zorder=6))
+    card.text(x, y, str(number), size=SMALL, color="white", zorder=7)
 
 
 def attend(card: Card, x0: float, query: str) -> tuple[Node, Node, Node]:

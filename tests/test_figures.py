@@ -75,3 +75,30 @@ def test_drawing_the_figures_again_gives_identical_files():
     assert proc.returncode == 0, (
         "figures/*.svg differ from a fresh drawing; run python figures/make_figures.py\n"
         + proc.stdout + proc.stderr)
+
+
+COLUMN_PX = 676
+"""The text column's width at 1280 px (tests/test_book_render.py measures the boxes)."""
+
+
+def test_diagram_text_is_at_least_9_px_as_the_book_shows_it():
+    """A diagram wider than the column is shrunk to fit it; its smallest label (points at
+    96 px per inch, times that shrink) must still be 9 px or more."""
+    sys.path.insert(0, str(FIGURES))
+    try:
+        import make_figures
+    finally:
+        sys.path.remove(str(FIGURES))
+    from matplotlib.text import Text
+
+    small = {}
+    for name, draw in make_figures.FIGURES.items():
+        card = draw()
+        width_px = card.fig.get_figwidth() * 96
+        shrink = min(1.0, COLUMN_PX / width_px)
+        sizes = [t.get_fontsize() for t in card.fig.findobj(Text) if t.get_text().strip()]
+        smallest_px = min(sizes) * 96 / 72 * shrink
+        if smallest_px < 9:
+            small[name] = round(smallest_px, 1)
+        make_figures.plt.close(card.fig)
+    assert small == {}, f"labels under 9 px in the book: {small}"
