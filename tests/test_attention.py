@@ -118,9 +118,17 @@ def test_make_score_errors():
 def test_attention_checkers_both_ways(capsys):
     from seq2seq_lib.exercises.ch08 import check_general_score, check_masked_softmax
 
-    check_masked_softmax(att.masked_softmax)
+    def own_masked_softmax(scores, mask):
+        if mask is None:
+            return torch.softmax(scores, -1)
+        mask = mask if scores.dim() == 2 else mask[:, None, :]
+        return torch.softmax(scores.masked_fill(~mask, float("-inf")), -1)
+
+    check_masked_softmax(own_masked_softmax)
     check_general_score(lambda q, k, W: q @ W @ k.transpose(1, 2))
     assert capsys.readouterr().out.count("all checks passed") == 2
+    with pytest.raises(AssertionError, match="itself"):  # the reference is the answer key
+        check_masked_softmax(att.masked_softmax)
 
     def leaky(scores, mask):  # forgets the mask: pads get weight
         return torch.softmax(scores, -1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import pytest
 import sacrebleu
@@ -259,9 +260,18 @@ def test_precision_recall_f1_seed_004_example():
 # --------------------------------------------------------------------------- exercise checker
 
 
-def test_check_clipped_precision_accepts_reference(capsys):
-    check_clipped_precision(bleu.clipped_precision)
+def test_check_clipped_precision_accepts_an_own_solution_and_refuses_the_reference(capsys):
+    def mine(hyp, refs, n):
+        grams = Counter(_grams(hyp, n))
+        most = Counter()
+        for ref in refs:
+            most |= Counter(_grams(ref, n))
+        return sum(min(count, most[g]) for g, count in grams.items()), len(_grams(hyp, n))
+
+    check_clipped_precision(mine)
     assert capsys.readouterr().out == "Exercise 10.1: all checks passed.\n"
+    with pytest.raises(AssertionError, match="itself"):
+        check_clipped_precision(bleu.clipped_precision)
 
 
 def _grams(tokens, n):
@@ -280,7 +290,7 @@ def _clip_by_sum(hyp, refs, n):
 
 
 def _first_reference_only(hyp, refs, n):
-    return bleu.clipped_precision(hyp, refs[:1], n)
+    return _clip_by_sum(hyp, refs[:1], n)
 
 
 @pytest.mark.parametrize("wrong", [_unclipped, _clip_by_sum, _first_reference_only])

@@ -33,19 +33,36 @@ def test_passed_prints_one_line(capsys):
     assert capsys.readouterr().out == "Exercise 9.9: all checks passed.\n"
 
 
-def library_bptt(U, W, xs, h0, dL_dh):
-    g = bptt.bptt(U, W, xs, h0, dL_dh)
-    return g.dU, g.dW, g.dh0
+def my_bptt(U, W, xs, h0, dL_dh):
+    """A hand-written BPTT (the library's ``bptt.bptt`` is the reference: it is refused)."""
+    h = bptt.forward(U, W, xs, h0).h
+    h_prev = torch.cat([h0[None], h[:-1]])
+    dU, dW, g = torch.zeros_like(U), torch.zeros_like(W), torch.zeros_like(h0)
+    for t in reversed(range(xs.shape[0])):
+        delta = (1 - h[t] ** 2) * (g + dL_dh[t])
+        dU += torch.outer(delta, h_prev[t])
+        dW += torch.outer(delta, xs[t])
+        g = U.T @ delta
+    return dU, dW, g
 
 
 def test_check_bptt_accepts_a_correct_solution(capsys):
-    check_bptt(library_bptt)
+    check_bptt(my_bptt)
     assert "Exercise 1.1: all checks passed." in capsys.readouterr().out
+
+
+def test_check_bptt_refuses_the_library_bptt():
+    def library_bptt(U, W, xs, h0, dL_dh):
+        g = bptt.bptt(U, W, xs, h0, dL_dh)
+        return g.dU, g.dW, g.dh0
+
+    with pytest.raises(AssertionError, match=r"calls seq2seq_lib\.bptt\.bptt, the reference"):
+        check_bptt(library_bptt)
 
 
 def test_check_bptt_rejects_the_single_path_mistake():
     def last_step_only(U, W, xs, h0, dL_dh):  # forgets to sum dW over time steps
-        dU, dW, dh0 = library_bptt(U, W, xs[-1:], h0, dL_dh[-1:])
+        dU, dW, dh0 = my_bptt(U, W, xs[-1:], h0, dL_dh[-1:])
         return dU, dW, dh0
 
     with pytest.raises(AssertionError, match="differs from the reference"):
@@ -67,10 +84,9 @@ def test_check_bptt_rejects_wrong_tanh_derivative_and_wrong_return():
     with pytest.raises(AssertionError, match="dU .*differs"):
         check_bptt(wrong_derivative)
     with pytest.raises(AssertionError, match="return a tuple"):
-        check_bptt(lambda *args: library_bptt(*args)[0])
+        check_bptt(lambda *args: my_bptt(*args)[0])
     with pytest.raises(AssertionError, match=r"dW .*has shape \(3, 4\), expected \(4, 3\)"):
-        check_bptt(lambda *args: (library_bptt(*args)[0], library_bptt(*args)[1].T,
-                                  library_bptt(*args)[2]))
+        check_bptt(lambda *args: (my_bptt(*args)[0], my_bptt(*args)[1].T, my_bptt(*args)[2]))
 
 
 def test_check_clip_both_ways(capsys):
@@ -109,7 +125,8 @@ def _all_checkers():
     for info in pkgutil.iter_modules(package.__path__):
         module = importlib.import_module(f"{package.__name__}.{info.name}")
         found += [getattr(module, name) for name in sorted(vars(module))
-                  if name.startswith("check_") and getattr(module, name).__module__ == module.__name__]
+                  if name.startswith("check_")
+                  and getattr(module, name).__module__ == module.__name__]
     return found
 
 

@@ -31,7 +31,7 @@ def lstm(X, H, C, p):
     def gate(n, f):
         return f(X @ p[f"W_x{n}"] + H @ p[f"W_h{n}"] + p[f"b_{n}"])
 
-    I, F, O = gate("i", torch.sigmoid), gate("f", torch.sigmoid), gate("o", torch.sigmoid)  # noqa: E741
+    I, F, O = (gate(g, torch.sigmoid) for g in ("i", "f", "o"))  # noqa: E741
     C = F * C + I * gate("c", torch.tanh)
     return O * torch.tanh(C), C
 

@@ -1,4 +1,10 @@
-"""Checkers for chapter 1 (backpropagation through time)."""
+"""Checkers for chapter 1 (backpropagation through time).
+
+A solution that calls what it should compute is refused (:func:`refuse_reference`): for
+exercise 1.1 the library's :func:`seq2seq_lib.bptt.bptt` and PyTorch's autograd (``.backward()``,
+``torch.autograd.grad``, ``torch.func``), for exercise 1.3 ``torch.nn.utils.clip_grad_norm_``
+and its relatives. ``bptt.forward``, for the states, stays allowed.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,23 @@ from collections.abc import Callable, Sequence
 import torch
 
 from seq2seq_lib import bptt
-from seq2seq_lib.exercises import assert_close, checker, passed
+from seq2seq_lib.exercises import assert_close, checker, passed, refuse_reference
+
+_AUTOGRAD = "PyTorch's autograd, which computes the gradients your function is checked against"
+#: What exercise 1.1 may not call: the reference and autograd.
+BPTT_REFERENCES = (
+    "seq2seq_lib.bptt.bptt",
+    *((path, _AUTOGRAD) for path in (
+        ".backward", "torch.autograd.grad", "torch.autograd.backward",
+        "torch.autograd.functional.vjp", "torch.autograd.functional.jacobian",
+        "torch.func.grad", "torch.func.vjp", "torch.func.jacrev")),
+)
+#: What exercise 1.3 may not call: PyTorch's clipping.
+CLIP_REFERENCES = (
+    "torch.nn.utils.clip_grad_norm_",
+    ("torch.nn.utils.clip_grad_norm", "PyTorch's clipping"),
+    ("torch.nn.utils.clip_grads_with_norm_", "PyTorch's clipping"),
+)
 
 BPTTFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor],
                   Sequence[torch.Tensor]]
@@ -32,8 +54,12 @@ def check_bptt(fn: BPTTFn, exercise: str = "Exercise 1.1") -> None:
     Shapes: ``U (d_h, d_h)``, ``W (d_h, d_in)``, ``xs (n, d_in)``, ``h0 (d_h,)``,
     ``dL_dh (n, d_h)`` (direct gradient of the loss w.r.t. each ``h_t``). The reference is
     PyTorch's autograd on :func:`seq2seq_lib.bptt.forward`, in float64, for lengths 1, 3 and 12
-    and for losses on the last state only and on every state.
+    and for losses on the last state only and on every state. A solution that calls
+    ``bptt.bptt`` or autograd is refused.
     """
+    refuse_reference(fn, BPTT_REFERENCES, exercise,
+                     "with the backward recursion of this chapter (bptt.forward for the states "
+                     "is fine)")
     for case, (n, last_only) in enumerate([(1, True), (3, True), (3, False), (12, False)]):
         U, W, xs, h0, dL_dh = _problem(n, d_h=4, d_in=3, seed=100 + case, last_only=last_only)
         Ur, Wr, h0r = (t.clone().requires_grad_() for t in (U, W, h0))
@@ -58,7 +84,10 @@ def check_clip_by_global_norm(
     exercise: str = "Exercise 1.3",
 ) -> None:
     """Check ``fn(grads, max_norm) -> clipped grads`` (exercise 1.3) against
-    :func:`torch.nn.utils.clip_grad_norm_`, for a norm above and one below ``max_norm``."""
+    :func:`torch.nn.utils.clip_grad_norm_`, for a norm above and one below ``max_norm``;
+    a solution that calls PyTorch's clipping is refused."""
+    refuse_reference(fn, CLIP_REFERENCES, exercise,
+                     "with the global norm and one scale factor for every tensor")
     g = torch.Generator().manual_seed(7)
     for max_norm, scale in [(1.0, 10.0), (5.0, 0.1)]:
         grads = [torch.randn(3, 4, generator=g) * scale, torch.randn(5, generator=g) * scale]

@@ -12,6 +12,10 @@ and passes the function to :func:`check_gru_cell`. The checker draws fresh input
 weights for a few shapes, calls the function, and compares its result with PyTorch's
 ``nn.GRUCell`` (holding the same weights) or, for the book's GRU formula, with
 :class:`seq2seq_lib.cells.GRUCell` ``(variant="cho")``.
+
+A step that calls a ready-made GRU instead of the formulas is refused
+(:func:`refuse_reference`, :data:`GRU_REFERENCES`): the library's and PyTorch's GRU cells and
+layers, their kernels ``torch.gru_cell`` and ``torch.gru``, and this checker's own formula.
 """
 
 from __future__ import annotations
@@ -30,9 +34,24 @@ from seq2seq_lib.exercises import (
     call_reader,
     checker,
     passed,
+    refuse_reference,
 )
 
 Params = dict[str, Tensor]
+
+#: What a GRU step may not call: a GRU someone else wrote.
+GRU_REFERENCES = (
+    ("seq2seq_lib.cells.GRUCell", "the library's GRU cell, the reference of the book's variant"),
+    ("torch.nn.GRUCell", "PyTorch's GRU cell, the reference of PyTorch's variant"),
+    ("torch.nn.GRU", "PyTorch's ready-made GRU layer"),
+    ("torch.gru_cell", "the kernel inside nn.GRUCell"),
+    ("torch.gru", "the kernel inside nn.GRU"),
+    ("seq2seq_lib.cells.make_cell", "the library's factory of ready-made cells"),
+    ("seq2seq_lib.rnn.ScratchRNN", "the library's ready-made RNN layers"),
+    ("seq2seq_lib.exercises.ch02._gru_formula", "the checker's own GRU formula"),
+)
+#: How a GRU or LSTM step is meant to be written.
+WRITE_A_STEP = "with plain tensor operations (@, torch.sigmoid, torch.tanh)"
 # (B, d, h) of the trials: d != h catches swapped weight shapes, B = 1 catches bad broadcasting
 SHAPES = ((3, 4, 5), (1, 6, 2), (5, 3, 3))
 
@@ -103,10 +122,12 @@ def check_gru_cell(
       ``nn.GRUCell`` itself.
 
     In both, ``H_t = Z_t ⊙ H_{t-1} + (1 - Z_t) ⊙ H̃_t``. Raises ``AssertionError`` naming
-    the problem (and the likely mistake, when it recognises one).
+    the problem (and the likely mistake, when it recognises one), or when ``fn`` calls a
+    ready-made GRU (:data:`GRU_REFERENCES`).
     """
     if variant not in ("cho", "pytorch"):
         raise ValueError(f"variant must be 'cho' or 'pytorch', got {variant!r}")
+    refuse_reference(fn, GRU_REFERENCES, exercise, WRITE_A_STEP)
     for trial, (B, d, h) in enumerate(SHAPES):
         torch.manual_seed(1000 + trial)
         torch_cell = nn.GRUCell(d, h)

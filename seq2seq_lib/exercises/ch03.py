@@ -12,6 +12,10 @@ and passes the function to :func:`check_lstm_cell`, which compares it with ``nn.
 holding the same weights. :func:`check_coupled_lstm` checks a function that turns a GRU's
 parameters into an LSTM's, ``coupled_lstm_params(p_gru) -> p_lstm``, so that the LSTM's cell
 update is the GRU's state update; it runs both with :mod:`seq2seq_lib.cells`.
+
+An LSTM step that calls a ready-made LSTM instead of the formulas is refused
+(:func:`refuse_reference`, :data:`LSTM_REFERENCES`). Exercise 3.2 asks for parameters,
+which no library function computes: there is no reference to call, and nothing to refuse.
 """
 
 from __future__ import annotations
@@ -29,8 +33,20 @@ from seq2seq_lib.exercises import (
     call_reader,
     checker,
     passed,
+    refuse_reference,
 )
-from seq2seq_lib.exercises.ch02 import SHAPES, Params, gru_params
+from seq2seq_lib.exercises.ch02 import SHAPES, WRITE_A_STEP, Params, gru_params
+
+#: What an LSTM step may not call: an LSTM someone else wrote.
+LSTM_REFERENCES = (
+    ("torch.nn.LSTMCell", "PyTorch's LSTM cell, the reference it is checked against"),
+    ("seq2seq_lib.cells.LSTMCell", "the library's LSTM cell"),
+    ("torch.nn.LSTM", "PyTorch's ready-made LSTM layer"),
+    ("torch.lstm_cell", "the kernel inside nn.LSTMCell"),
+    ("torch.lstm", "the kernel inside nn.LSTM"),
+    ("seq2seq_lib.cells.make_cell", "the library's factory of ready-made cells"),
+    ("seq2seq_lib.rnn.ScratchRNN", "the library's ready-made RNN layers"),
+)
 
 
 # -- LSTM --------------------------------------------------------------------------------
@@ -59,8 +75,10 @@ def check_lstm_cell(
         C_t = F_t ⊙ C_{t-1} + I_t ⊙ C̃_t
         H_t = O_t ⊙ tanh(C_t)
 
-    The reference is ``nn.LSTMCell`` holding the same weights.
+    The reference is ``nn.LSTMCell`` holding the same weights; a step that calls a
+    ready-made LSTM (:data:`LSTM_REFERENCES`) is refused.
     """
+    refuse_reference(fn, LSTM_REFERENCES, exercise, WRITE_A_STEP)
     for trial, (B, d, h) in enumerate(SHAPES):
         torch.manual_seed(2000 + trial)
         torch_cell = nn.LSTMCell(d, h)

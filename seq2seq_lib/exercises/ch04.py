@@ -9,6 +9,11 @@ The reader builds a whole ``L``-layer GRU out of PyTorch's one-step cells ``nn.G
 and passes the function to :func:`check_stacked_gru`, which draws fresh cells and inputs
 for a few shapes, copies the cells' weights into ``nn.GRU(num_layers=L)`` and compares the
 outputs. Layers start from zero states.
+
+A solution that calls a ready-made layer instead of running the cells is refused
+(:func:`refuse_reference`, :data:`LAYER_REFERENCES`): ``nn.GRU`` and its kernel, the
+library's RNN layers and loops over time, and this module's :func:`run_cell`. Calling the
+cells themselves is the exercise.
 """
 
 from __future__ import annotations
@@ -25,7 +30,21 @@ from seq2seq_lib.exercises import (
     call_reader,
     checker,
     passed,
+    refuse_reference,
 )
+
+#: What a layer built from cells may not call: a layer, or a loop over time, someone else wrote.
+LAYER_REFERENCES = (
+    ("torch.nn.GRU", "PyTorch's GRU layer, the reference it is checked against"),
+    ("torch.nn.RNNBase", "the base of PyTorch's ready-made RNN layers"),
+    ("torch.gru", "the kernel inside nn.GRU"),
+    ("seq2seq_lib.rnn.ScratchRNN", "the library's ready-made RNN layers"),
+    ("seq2seq_lib.rnn.scratch_like", "the library's ready-made RNN layers"),
+    ("seq2seq_lib.rnn.run_cell", "the library's loop of a cell over time"),
+    ("seq2seq_lib.exercises.ch04.run_cell", "the checker's own loop of a cell over time"),
+)
+#: How a layer is meant to be built.
+RUN_THE_CELLS = "by calling the cells step by step, cell(X_t, H)"
 
 # (B, T, d, h, L): d != h catches a layer that reads the wrong width, B = 1 bad broadcasting
 SHAPES = ((3, 5, 4, 6, 2), (1, 4, 3, 2, 3), (4, 6, 5, 5, 1))
@@ -64,8 +83,10 @@ def check_stacked_gru(
     ``H_t^(l) = GRUCell_l(H_t^(l-1), H_{t-1}^(l))`` with ``H_0^(l) = 0``. ``outputs (B, T, h)``
     holds the last layer's ``H_t^(L)`` for every ``t``; ``H_n (L, B, h)`` the last state of
     every layer, layer 1 first. The reference is ``nn.GRU(d, h, num_layers=L,
-    batch_first=True)`` holding the cells' weights.
+    batch_first=True)`` holding the cells' weights; a solution that calls a ready-made layer
+    (:data:`LAYER_REFERENCES`) is refused.
     """
+    refuse_reference(fn, LAYER_REFERENCES, exercise, RUN_THE_CELLS)
     for trial, (B, T, d, h, L) in enumerate(SHAPES):
         torch.manual_seed(2000 + trial)
         cells = [nn.GRUCell(d if layer == 0 else h, h) for layer in range(L)]

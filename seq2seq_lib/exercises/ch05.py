@@ -10,6 +10,9 @@ The reader builds the layer out of PyTorch's one-step cells ``nn.GRUCell``::
 and passes the function to :func:`check_bidirectional_gru`, which draws fresh cells and
 inputs for a few shapes, copies the cells' weights into ``nn.GRU(bidirectional=True)`` and
 compares the outputs. Both directions start from zero states.
+
+A solution that calls a ready-made layer instead of running the two cells is refused
+(:func:`refuse_reference`, :data:`seq2seq_lib.exercises.ch04.LAYER_REFERENCES`).
 """
 
 from __future__ import annotations
@@ -26,8 +29,15 @@ from seq2seq_lib.exercises import (
     call_reader,
     checker,
     passed,
+    refuse_reference,
 )
-from seq2seq_lib.exercises.ch04 import SHAPES, copy_cells, run_cell
+from seq2seq_lib.exercises.ch04 import (
+    LAYER_REFERENCES,
+    RUN_THE_CELLS,
+    SHAPES,
+    copy_cells,
+    run_cell,
+)
 
 
 # -- bidirectional RNNs -------------------------------------------------------------------------
@@ -41,8 +51,11 @@ def check_bidirectional_gru(
     ``cell_f`` reads ``X_1, ..., X_T`` (forward states ``→H_t``), ``cell_b`` reads
     ``X_T, ..., X_1`` (backward states ``←H_t``), both from zero states; ``outputs (B, T,
     2h)`` holds ``[→H_t, ←H_t]`` at position ``t``. The reference is
-    ``nn.GRU(d, h, bidirectional=True, batch_first=True)`` holding the cells' weights.
+    ``nn.GRU(d, h, bidirectional=True, batch_first=True)`` holding the cells' weights; a
+    solution that calls a ready-made layer (:data:`~seq2seq_lib.exercises.ch04.LAYER_REFERENCES`)
+    is refused.
     """
+    refuse_reference(fn, LAYER_REFERENCES, exercise, RUN_THE_CELLS)
     for trial, (B, T, d, h, _) in enumerate(SHAPES):
         torch.manual_seed(3000 + trial)
         cell_f, cell_b = nn.GRUCell(d, h), nn.GRUCell(d, h)

@@ -3,7 +3,8 @@
 The reader writes ``sequence_log_prob(log_probs, targets, pad_id)`` — for each sequence
 :math:`\\log p(y \\mid x) = \\sum_t \\log p(y_t \\mid y_{<t}, x)` over its real (non-padding)
 tokens — and :func:`check_sequence_log_prob` compares it with
-:func:`seq2seq_lib.losses.sequence_log_prob`.
+:func:`seq2seq_lib.losses.sequence_log_prob`. A solution that calls that function is refused
+(:func:`refuse_reference`).
 """
 
 from __future__ import annotations
@@ -19,13 +20,19 @@ from seq2seq_lib.exercises import (
     assert_tensor,
     checker,
     passed,
+    refuse_reference,
 )
 from seq2seq_lib.losses import sequence_log_prob
+
+#: What the score may not call: the library's version.
+SCORE_REFERENCES = ("seq2seq_lib.losses.sequence_log_prob",)
 
 ScoreFn = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
 
 
-def _case(seed: int, lengths: list[int], vocab: int, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _case(
+    seed: int, lengths: list[int], vocab: int, pad_id: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(seed)
     steps = max(lengths) + 1
     log_probs = torch.log_softmax(
@@ -38,7 +45,9 @@ def _case(seed: int, lengths: list[int], vocab: int, pad_id: int) -> tuple[torch
     return log_probs, targets
 
 
-def _diagnose(got: torch.Tensor, log_probs: torch.Tensor, targets: torch.Tensor, pad_id: int) -> str:
+def _diagnose(
+    got: torch.Tensor, log_probs: torch.Tensor, targets: torch.Tensor, pad_id: int
+) -> str:
     token = log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
     mask = (targets != pad_id).to(token.dtype)
     wrong = {
@@ -65,7 +74,10 @@ def check_sequence_log_prob(fn: ScoreFn, exercise: str = "Exercise 6.1") -> None
     2. the result has shape ``(N,)``, one score per sequence;
     3. changing the log-probabilities at padding positions changes nothing;
     4. the gradient with respect to ``log_probs`` equals the reference.
+
+    A solution that calls the library's version (:data:`SCORE_REFERENCES`) is refused.
     """
+    refuse_reference(fn, SCORE_REFERENCES, exercise, "with gather and a mask")
     for seed, lengths, pad_id in [(0, [3, 1, 5], 0), (1, [4, 4], 2), (2, [1, 6, 2, 3], 5)]:
         log_probs, targets = _case(seed, lengths, 7, pad_id)
         got = assert_tensor("your score", fn(log_probs, targets, pad_id))

@@ -4,6 +4,10 @@ The reader writes ``masked_cross_entropy(logits, targets, pad_id)`` — the mean
 cross-entropy over the real (non-padding) tokens of a ``(B, T, V)`` batch — and
 :func:`check_masked_cross_entropy` compares it with :func:`seq2seq_lib.losses.masked_cross_entropy`
 and with ``F.cross_entropy(..., ignore_index=pad_id)``, and checks that padding changes nothing.
+
+A solution that calls the library's loss (or the library's masked sum of chapter 6) is refused
+(:func:`refuse_reference`); ``F.cross_entropy`` itself, with ``reduction="none"`` and a mask,
+is the expected building block.
 """
 
 from __future__ import annotations
@@ -20,8 +24,15 @@ from seq2seq_lib.exercises import (
     assert_tensor,
     checker,
     passed,
+    refuse_reference,
 )
 from seq2seq_lib.losses import masked_cross_entropy
+
+#: What the loss may not call: the library's version, and its masked sum of chapter 6.
+LOSS_REFERENCES = (
+    "seq2seq_lib.losses.masked_cross_entropy",
+    ("seq2seq_lib.losses.sequence_log_prob", "the library's masked sum of chapter 6"),
+)
 
 LossFn = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
 
@@ -83,7 +94,11 @@ def check_masked_cross_entropy(fn: LossFn, exercise: str = "Exercise 7.1") -> No
     3. changing the logits at padding positions changes nothing;
     4. appending more padding columns changes nothing;
     5. the gradient equals the reference gradient and is 0 at padding positions.
+
+    A solution that calls the library's loss (:data:`LOSS_REFERENCES`) is refused.
     """
+    refuse_reference(fn, LOSS_REFERENCES, exercise,
+                     'with torch operations (F.cross_entropy with reduction="none" is fine)')
     vocab = 7
     cases = [(0, [5, 2, 4, 1], 0), (1, [3, 6, 6], 4), (2, [1, 1, 7, 2, 5], 6)]
     for seed, lengths, pad_id in cases:

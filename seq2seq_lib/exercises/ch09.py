@@ -1,4 +1,8 @@
-"""Checkers for the beam-search chapter (:mod:`seq2seq_lib.beam`)."""
+"""Checkers for the beam-search chapter (:mod:`seq2seq_lib.beam`).
+
+A beam step that calls :func:`seq2seq_lib.beam.beam_step`, the reference, is refused
+(:func:`refuse_reference`).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,17 @@ from collections.abc import Callable
 import torch
 
 from seq2seq_lib import beam
-from seq2seq_lib.exercises import assert_close, assert_shape, assert_tensor, checker, passed
+from seq2seq_lib.exercises import (
+    assert_close,
+    assert_shape,
+    assert_tensor,
+    checker,
+    passed,
+    refuse_reference,
+)
+
+#: What a beam step may not call.
+BEAM_REFERENCES = ("seq2seq_lib.beam.beam_step",)
 
 BeamStepFn = Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
 
@@ -40,8 +54,10 @@ def check_beam_step(fn: BeamStepFn, exercise: str = "Exercise 9.1") -> None:
     ``scores`` is ``(B, k)`` (the log-probabilities of the current beam entries, ``-inf`` for
     an empty slot), ``log_probs`` is ``(B, k, V)``. The answer must be three ``(B, k)``
     tensors, best first: the new scores, which beam entry each candidate extends and with
-    which token. The reference is :func:`seq2seq_lib.beam.beam_step`.
+    which token. The reference is :func:`seq2seq_lib.beam.beam_step`; a solution that
+    calls it is refused.
     """
+    refuse_reference(fn, BEAM_REFERENCES, exercise, "with torch operations such as topk")
     for name, scores, log_probs in _cases():
         result = fn(scores.clone(), log_probs.clone())
         if not isinstance(result, tuple | list) or len(result) != 3:

@@ -1,4 +1,10 @@
-"""Checkers for the BLEU chapter."""
+"""Checkers for the BLEU chapter.
+
+A solution that calls :func:`seq2seq_lib.bleu.clipped_precision`, the reference, or a BLEU
+function whose statistics are the clipped counts (the library's and sacrebleu's) is refused
+(:func:`refuse_reference`). :func:`seq2seq_lib.bleu.ngram_counts` and ``Counter`` are
+building blocks and stay allowed.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,17 @@ import random
 from collections.abc import Callable, Sequence
 
 from seq2seq_lib import bleu
-from seq2seq_lib.exercises import checker, passed
+from seq2seq_lib.exercises import checker, passed, refuse_reference
+
+_BLEU = "a BLEU function whose statistics are the clipped counts"
+#: What the clipped precision may not call.
+PRECISION_REFERENCES = (
+    "seq2seq_lib.bleu.clipped_precision",
+    *((path, _BLEU) for path in (
+        "seq2seq_lib.bleu._segment_stats", "seq2seq_lib.bleu.corpus_bleu",
+        "seq2seq_lib.bleu.sentence_bleu", "sacrebleu.corpus_bleu", "sacrebleu.sentence_bleu",
+        "sacrebleu.metrics.BLEU")),
+)
 
 ClippedPrecisionFn = Callable[[Sequence[str], Sequence[Sequence[str]], int], tuple[int, int]]
 
@@ -35,8 +51,10 @@ def check_clipped_precision(fn: ClippedPrecisionFn, exercise: str = "Exercise 10
 
     ``matches``: hypothesis n-grams found in the references, each counted at most as often
     as it occurs in the reference where it occurs most often; ``total``: the number of
-    hypothesis n-grams. The reference is :func:`seq2seq_lib.bleu.clipped_precision`.
+    hypothesis n-grams. The reference is :func:`seq2seq_lib.bleu.clipped_precision`; a
+    solution that calls it (or a BLEU function, :data:`PRECISION_REFERENCES`) is refused.
     """
+    refuse_reference(fn, PRECISION_REFERENCES, exercise, "by counting the n-grams (Counter)")
     for hyp, refs, n in _cases():
         result = fn(list(hyp), [list(r) for r in refs], n)
         shown_refs = [" ".join(r) for r in refs]

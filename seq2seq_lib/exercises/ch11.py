@@ -1,4 +1,10 @@
-"""Checkers for the translator chapter (chapter 11)."""
+"""Checkers for the translator chapter (chapter 11).
+
+A solution that calls what it is compared with is refused (:func:`refuse_reference`): for
+exercise 11.4 the library's BPE (:meth:`seq2seq_lib.subwords.BPE.segment` and the function
+behind it). Exercise 11.1 has no library version; its checker's own cases, which hold the
+expected answers, are refused.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +12,19 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from seq2seq_lib.exercises import checker, passed
+from seq2seq_lib.exercises import checker, passed, refuse_reference
 from seq2seq_lib.subwords import BPE, learn_bpe, piece_counts, pre_tokenize
+
+#: What the replacement of unknown words may not call: the checker's expected answers.
+REPLACE_REFERENCES = (
+    ("seq2seq_lib.exercises.ch11._cases", "the checker's own cases, with the expected answers"),
+)
+#: What the segmentation may not call: the library's BPE.
+SEGMENT_REFERENCES = (
+    ("seq2seq_lib.subwords.BPE", "the library's BPE, whose segment is the reference"),
+    ("seq2seq_lib.subwords._segment", "the library's segmentation, the reference"),
+    ("seq2seq_lib.subwords.SubwordVocab", "the library's subword vocabulary, which segments"),
+)
 
 ReplaceFn = Callable[[Sequence[str], Sequence[str], torch.Tensor], list[str]]
 
@@ -52,8 +69,10 @@ def check_replace_unknowns(fn: ReplaceFn, exercise: str = "Exercise 11.1") -> No
     source words, ``weights`` the ``(T', S)`` attention weights with ``T' >= T`` (row ``t``
     produced output word ``t``). Every ``"<unk>"`` at position ``t`` must become
     ``source[argmax_s weights[t, s]]`` (the first maximum on a tie); the other words stay;
-    the arguments must not be modified.
+    the arguments must not be modified. A solution that reads the checker's own cases
+    (:data:`REPLACE_REFERENCES`) is refused.
     """
+    refuse_reference(fn, REPLACE_REFERENCES, exercise, "from the attention weights")
     for name, output, source, weights, expected in _cases():
         out_copy, src_copy, w_copy = list(output), list(source), weights.clone()
         got = fn(out_copy, src_copy, w_copy)
@@ -86,8 +105,10 @@ def check_segment(fn: SegmentFn, exercise: str = "Exercise 11.4") -> None:
     adjacent pair of lowest rank (its leftmost occurrence first) until no learned merge
     applies, and return the symbols: what
     :meth:`seq2seq_lib.subwords.BPE.segment` returns for the same merges. The checker learns
-    merges from a small text and compares on every piece of it and on unseen words.
+    merges from a small text and compares on every piece of it and on unseen words. A
+    solution that calls the library's BPE (:data:`SEGMENT_REFERENCES`) is refused.
     """
+    refuse_reference(fn, SEGMENT_REFERENCES, exercise, "by merging the pair of lowest rank")
     by_hand = [  # (merges in rank order, pieces): where the order of the merges matters
         (BPE(("a", "b", "c"), (("b", "c"), ("a", "b"))), ["abc", "cabc", "ab"]),
         (BPE(("a",), (("a", "a"),)), ["aaa", "aaaa"]),  # the leftmost place first
