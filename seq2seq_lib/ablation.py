@@ -12,6 +12,11 @@ The rules of the measurement:
 
 The notebook (quick profile) and ``scripts/translator_results.py`` (any profile, writes a
 results file with provenance) both call the functions below, so they measure the same thing.
+
+Which models one run of the chapter trains and which rows it reads from a results file is
+decided by :func:`plan_ablation`; :func:`measure_rows` measures the trained ones and makes the
+table, :func:`stored_control_groups` reads the controls; both report on stderr, and only
+then, a row measured here that differs from its stored copy.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
@@ -32,7 +38,7 @@ from seq2seq_lib.cache import Trained
 from seq2seq_lib.device import Run
 from seq2seq_lib.encoder_decoder import EncoderDecoder
 from seq2seq_lib.evaluation import Table, bleu, corpus_bleu, writes_lower_case
-from seq2seq_lib.recipes.ch11 import CONTROLS
+from seq2seq_lib.recipes.ch11 import CONTROLS, VARIANTS
 
 BEAM_SIZES = (1, 2, 5, 10)
 ALPHAS = (0.0, 0.6, 1.0)
@@ -41,6 +47,9 @@ BEAM_TEST_LIMIT = 2000  # test sources scored for each beam size (a fixed random
 SAMPLE_SEED = 1
 SEQ2SEQ_LABEL = "ch. 7 seq2seq (LSTM)"
 ENV_RESULTS = "SEQ2SEQ_RESULTS"
+#: The variants that chapter 8 trains with the same recipe
+#: (:func:`seq2seq_lib.recipes.ch08.train_translators`): chapter 11 loads them.
+FROM_CHAPTER_8 = ("no attention", "Luong, general")
 
 
 @dataclass
@@ -308,3 +317,157 @@ def provenance_lines(results: Mapping[str, Any]) -> list[str]:
         f"trained:  {len(p.get('models_trained', []))} models, "
         f"loaded from a cache: {len(p.get('models_loaded_from_cache', []))}",
     ]
+
+
+# --------------------------------------------------------------------------- one run's plan
+
+
+@dataclass
+class AblationPlan:
+    """Where each row of chapter 11's table comes from in one run (:func:`plan_ablation`).
+
+    ``train``: the variants this run trains, ``{label: variant}`` (keyword arguments of
+    :func:`seq2seq_lib.recipes.ch08.train_translator`); ``chapter_8``: the variants of
+    :data:`FROM_CHAPTER_8`, chapter 8's models (loaded, or trained if chapter 8 has not been
+    run); ``stored``: the rows of the profile's results file, measured once with the same
+    recipes and the same functions, ``{label: row}`` (empty when this run trains every
+    variant). Chapter 7's LSTM (:data:`SEQ2SEQ_LABEL`) is always chapter 7's model.
+    """
+
+    train: dict[str, dict[str, Any]]
+    chapter_8: dict[str, dict[str, Any]]
+    stored: dict[str, VariantRow]
+
+    @property
+    def labels(self) -> list[str]:
+        """The table's rows, in order: the variants, then chapter 7's LSTM."""
+        return [*VARIANTS, SEQ2SEQ_LABEL]
+
+    @property
+    def models(self) -> dict[str, dict[str, Any]]:
+        """The variants whose models this run needs (trained or chapter 8's), in
+        :data:`~seq2seq_lib.recipes.ch11.VARIANTS`' order."""
+        return {label: variant for label, variant in VARIANTS.items()
+                if label in self.train or label in self.chapter_8}
+
+    @property
+    def read(self) -> list[str]:
+        """The rows taken from the stored results: the variants without a model here."""
+        return [label for label in VARIANTS if label not in self.models]
+
+    def source(self, label: str) -> str:
+        """Where the row ``label`` comes from, in words."""
+        if label == SEQ2SEQ_LABEL:
+            return "chapter 7's model"
+        if label in self.train:
+            return "trained here"
+        if label in self.chapter_8:
+            return "chapter 8's model"
+        if label in self.stored:
+            return "measured earlier (stored row)"
+        return "missing"
+
+    def __str__(self) -> str:
+        """One line per row of the table: the variant and where its row comes from."""
+        lines = [f"{'variant':30}where its row comes from"]
+        lines += [f"{label:30}{self.source(label)}" for label in self.labels]
+        return "\n".join(lines)
+
+
+def plan_ablation(run: Run, *, train_all: bool | None = None) -> AblationPlan:
+    """Which variants one run trains and which rows it reads from the stored results.
+
+    Chapter 8's two models (:data:`FROM_CHAPTER_8`) are always used. With ``train_all``
+    (default: every profile but ``quick``), or when no results file exists for the profile
+    (:func:`results_path`), every other variant is trained too. Otherwise only the variant
+    with the best validation BLEU in the stored rows is trained — the rest of the chapter
+    builds on it — and the other rows are read from the file.
+    """
+    if train_all is None:
+        train_all = not run.quick
+    path = results_path(run.profile)
+    stored = {} if train_all or not path.exists() else {
+        r.label: r for r in read_results(path)[0]}
+    if stored:
+        chosen = best_variant(list(stored.values())).label  # (may be chapter 7's LSTM)
+        trained = [label for label in VARIANTS if label == chosen]
+    else:
+        trained = list(VARIANTS)
+    return AblationPlan(
+        train={label: VARIANTS[label] for label in trained if label not in FROM_CHAPTER_8},
+        chapter_8={label: VARIANTS[label] for label in FROM_CHAPTER_8},
+        stored=stored,
+    )
+
+
+def warn_if_different(measured: Mapping[str, Any], stored: Mapping[str, Any], *,
+                      what: str = "the rows", hint: str = "") -> list[str]:
+    """Compare what this run measured with the stored copies of the same models.
+
+    The labels present in both are compared (``==``); if any differ, one warning naming them
+    (and ``hint``, what to do) is printed on stderr. Returns the differing labels (``[]``:
+    nothing printed). The same code on the same data gives the same models on a CPU, so a
+    difference means another machine (a GPU, other CPU kernels) or a changed library.
+    """
+    differ = [label for label, value in measured.items()
+              if label in stored and value != stored[label]]
+    if differ:
+        lines = [f"warning: {what} of {'; '.join(differ)}",
+                 "  differ between this run and the stored results (the same recipes,",
+                 "  measured once): this machine computes differently, or the library",
+                 "  changed" + (f"; {hint}" if hint else "")]
+        print("\n".join(lines), file=sys.stderr)
+    return differ
+
+
+def measure_rows(trained: Mapping[str, Trained], data: TranslationData, plan: AblationPlan,
+                 *, device: Any = "cpu", lowercase: bool | None = None) -> list[VariantRow]:
+    """The rows of the ablation table, in :attr:`AblationPlan.labels`' order: each trained
+    model measured by :func:`variant_row`, the other rows taken from ``plan.stored``.
+
+    A model measured here whose row is also stored must give the stored row: otherwise
+    :func:`warn_if_different` says so on stderr (the measured row is used).
+
+    Raises:
+        KeyError: a row with neither a model in ``trained`` nor a stored row.
+    """
+    measured = {label: variant_row(label, t, data, device=device, lowercase=lowercase)
+                for label, t in trained.items()}
+    warn_if_different(measured, plan.stored,
+                      hint="plan_ablation(run, train_all=True)\n  trains every variant here")
+    rows = []
+    for label in plan.labels:
+        row = measured.get(label) or plan.stored.get(label)
+        if row is None:
+            raise KeyError(f"no model and no stored row for {label!r}")
+        rows.append(row)
+    return rows
+
+
+def stored_control_groups(run: Run, rows: Sequence[VariantRow]) -> dict[str, ControlGroup]:
+    """The controls of the score comparison (:data:`~seq2seq_lib.recipes.ch11.CONTROLS`),
+    trained and measured once in the ``quick`` profile, ``{group: ControlGroup}``.
+
+    Under the quick profile the seed-0 runs of the groups that are rows of the table
+    (``rows``: dot, general, concat) are the table's models: if their validation or test
+    BLEU differ, :func:`warn_if_different` says so on stderr. Under another profile the
+    controls do not describe the table, and nothing is compared.
+    """
+    control_rows, _ = read_controls(results_path("quick", controls=True))
+    groups = {g.group: g for g in control_groups(control_rows)}
+    if run.quick:
+        seed_0 = {name: (g.valid_bleu[g.seeds.index(0)], g.test_bleu[g.seeds.index(0)])
+                  for name, g in groups.items() if 0 in g.seeds}
+        table = {r.label: (r.valid_bleu, r.test_bleu) for r in rows}
+        warn_if_different(seed_0, table, what="the seed-0 BLEU")
+    return groups
+
+
+def stored_results(profile: str) -> tuple[list[VariantRow], list[BeamRow]] | None:
+    """The variant and beam rows stored for ``profile`` (:func:`results_path`), or ``None``
+    when that profile has not been run."""
+    path = results_path(profile)
+    if not path.exists():
+        return None
+    variants, beams, _ = read_results(path)
+    return variants, beams

@@ -18,9 +18,9 @@ source vocabulary's units (words, :func:`~seq2seq_lib.vocab.tokenize`, or subwor
 :class:`~seq2seq_lib.subwords.SubwordVocab`), decoded with the search stored at export (the
 one validation chose) unless told otherwise — greedy search (``beam_size=1``) or
 :func:`~seq2seq_lib.beam.beam_search` — and joined back into text by the target vocabulary.
-The command warns about a sentence longer than the training sentences were. A missing,
-corrupt or incompatible file is a :class:`~seq2seq_lib.checkpoint.CheckpointError` whose
-message says what to do.
+The command warns about a sentence with more tokens (words, and each ``, . ! ?``) than the
+training sentences had. A missing, corrupt or incompatible file is a
+:class:`~seq2seq_lib.checkpoint.CheckpointError` whose message says what to do.
 """
 
 from __future__ import annotations
@@ -117,9 +117,9 @@ def export_translator(
         src_lang, tgt_lang: ``"fr"`` or ``"en"``; the target language chooses the
             detokeniser (:func:`~seq2seq_lib.vocab.detokenize`).
         lowercase: whether the training sentences were lower-cased (input text will be).
-        train_max_len: the most words (:func:`~seq2seq_lib.vocab.tokenize`) of a training
-            sentence, if the training data was limited (the command warns about longer
-            inputs).
+        train_max_len: the most tokens of a training sentence, as
+            :func:`~seq2seq_lib.vocab.tokenize` counts them (words, and each ``, . ! ?``),
+            if the training data was limited (the command warns about longer inputs).
         metadata: JSON-like information to keep with the model (BLEU, ...). The search that
             validation chose, as ``{"beam_size": k, "alpha": alpha}``, becomes the default
             search of :meth:`Translator.translate` and of the command.
@@ -199,15 +199,22 @@ class Translator:
         return self.src_vocab.tokenize(sentence, lowercase=(self.checkpoint.text or {})["lowercase"])
 
     def length_warning(self, sentence: str) -> str | None:
-        """Why a translation of ``sentence`` may be poor: it has more words
-        (:func:`~seq2seq_lib.vocab.tokenize`) than any training sentence had, when the export
-        recorded that length; ``None`` otherwise."""
+        """Why a translation of ``sentence`` may be poor: it has more tokens than any training
+        sentence had, when the export recorded that length; ``None`` otherwise.
+
+        The tokens are counted as the training data was limited: the word tokens of
+        :func:`~seq2seq_lib.vocab.tokenize` — words, with each of ``, . ! ?`` counted as a
+        token of its own — whatever units the model reads (a subword translator reads more
+        pieces than that). The text is two lines, each short enough for a terminal, the
+        second indented: ``19 tokens (words, and each , . ! ?);`` and ``the training
+        sentences had at most 10, so expect a poorer translation``.
+        """
         limit = (self.checkpoint.text or {}).get("train_max_len")
-        words = len(tokenize(sentence))
-        if limit is None or words <= limit:
+        tokens = len(tokenize(sentence))
+        if limit is None or tokens <= limit:
             return None
-        return (f"{words} words; the translator was trained on sentences of at most {limit}, "
-                "so expect a poorer translation")
+        return (f"{tokens} tokens (words, and each , . ! ?);\n"
+                f"  the training sentences had at most {limit}, so expect a poorer translation")
 
     def translate(
         self, sentences: Sequence[str], *, beam_size: int | None = None,

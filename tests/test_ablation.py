@@ -148,3 +148,112 @@ def test_tables_are_their_text_and_render_as_html():
     assert shown == [str(table)]
     beams = ablation.beam_table([ablation.BeamRow(5, 1.0, 30.04, 29.96, 7.123)])
     assert beams.rows == (("5", "1.0", "30.0", "30.0", "7.12"),)
+
+
+def stored_file(tmp_path, monkeypatch, rows):
+    """A quick results file with ``rows`` in a folder that ``results_path`` reads."""
+    monkeypatch.setenv(ablation.ENV_RESULTS, str(tmp_path))
+    beams = [ablation.BeamRow(1, 0.0, 1.0, 2.0, 3.0)]
+    ablation.write_results(ablation.results_dict(QUICK, rows, beams, rows[0].label),
+                           ablation.results_path("quick"))
+
+
+def all_rows(best="Luong, concat"):
+    labels = [*ch11.VARIANTS, ablation.SEQ2SEQ_LABEL]
+    return [row(label, 20.0 if label == best else 10.0 + i, 15.0)
+            for i, label in enumerate(labels)]
+
+
+def test_the_quick_plan_trains_the_best_stored_variant_and_reads_the_others(
+        tmp_path, monkeypatch):
+    stored_file(tmp_path, monkeypatch, all_rows(best="Luong, concat"))
+    plan = ablation.plan_ablation(QUICK)
+    assert list(plan.train) == ["Luong, concat"]
+    assert plan.train["Luong, concat"] == ch11.VARIANTS["Luong, concat"]
+    assert set(plan.chapter_8) == set(ablation.FROM_CHAPTER_8)
+    assert list(plan.models) == ["no attention", "Luong, general", "Luong, concat"]
+    assert plan.read == [label for label in ch11.VARIANTS if label not in plan.models]
+    lines = str(plan).splitlines()
+    assert len(lines) == 1 + len(plan.labels) and max(map(len, lines)) <= 80
+    assert "Luong, concat                 trained here" in lines
+    assert "Luong, dot                    measured earlier (stored row)" in lines
+    assert lines[-1].endswith("chapter 7's model")
+
+
+def test_the_plan_trains_every_variant_when_asked_or_without_stored_results(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv(ablation.ENV_RESULTS, str(tmp_path))  # no file there
+    others = [label for label in ch11.VARIANTS if label not in ablation.FROM_CHAPTER_8]
+    for plan in (ablation.plan_ablation(QUICK),
+                 ablation.plan_ablation(Run(torch.device("cpu"), "full", 0))):
+        assert list(plan.train) == others and plan.stored == {} and plan.read == []
+    stored_file(tmp_path, monkeypatch, all_rows())
+    plan = ablation.plan_ablation(QUICK, train_all=True)
+    assert list(plan.train) == others and plan.stored == {}
+    # the best stored row may be chapter 7's LSTM: no variant is trained then
+    stored_file(tmp_path, monkeypatch, all_rows(best=ablation.SEQ2SEQ_LABEL))
+    assert ablation.plan_ablation(QUICK).train == {}
+
+
+def test_a_differing_row_is_reported_on_stderr_and_equal_rows_print_nothing(capsys):
+    stored = {"a": row("a", 10.0, 11.0), "b": row("b", 12.0, 13.0)}
+    assert ablation.warn_if_different({"a": row("a", 10.0, 11.0)}, stored) == []
+    assert ablation.warn_if_different({"c": row("c", 1.0, 1.0)}, stored) == []  # not stored
+    assert capsys.readouterr() == ("", "")
+    measured = {"a": row("a", 10.0, 11.0), "b": row("b", 12.0, 13.05)}
+    assert ablation.warn_if_different(measured, stored, hint="do this") == ["b"]
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("warning: the rows of b\n") and "do this" in err
+    assert all(len(line) <= 80 for line in err.splitlines())
+
+
+def fake_trained(monkeypatch, measured):
+    """``variant_row`` replaced: the model of ``label`` measures as ``measured[label]``."""
+    monkeypatch.setattr(ablation, "variant_row",
+                        lambda label, trained, data, **kw: measured[label])
+    return dict.fromkeys(measured)
+
+
+def test_measure_rows_fills_the_table_from_the_models_and_the_stored_rows(
+        monkeypatch, capsys):
+    stored = {r.label: r for r in all_rows()}
+    labels = [*ch11.VARIANTS, ablation.SEQ2SEQ_LABEL]
+    here = {label: stored[label] for label in ("no attention", ablation.SEQ2SEQ_LABEL)}
+    plan = ablation.AblationPlan({}, {"no attention": {}}, stored)
+    rows = ablation.measure_rows(fake_trained(monkeypatch, here), None, plan)
+    assert [r.label for r in rows] == labels and rows == list(stored.values())
+    assert capsys.readouterr() == ("", "")  # the same rows: nothing said
+
+    changed = {**here, "no attention": row("no attention", 99.0, 99.0)}
+    rows = ablation.measure_rows(fake_trained(monkeypatch, changed), None, plan)
+    assert rows[0] == changed["no attention"]  # the row measured here is used
+    out, err = capsys.readouterr()
+    assert out == "" and "no attention" in err and "train_all=True" in err
+
+    with pytest.raises(KeyError, match="Luong, dot"):
+        ablation.measure_rows(fake_trained(monkeypatch, here), None,
+                              ablation.AblationPlan({}, {}, {}))
+
+
+def test_stored_controls_compare_their_seed_0_runs_with_the_table(capsys):
+    groups = ablation.stored_control_groups(QUICK, [])
+    assert list(groups) == [group for group, _, _ in ch11.CONTROLS]
+    assert capsys.readouterr() == ("", "")  # no table rows: nothing to compare
+    dot = groups["Luong, dot"]
+    seed_0 = dot.seeds.index(0)
+    same = row("Luong, dot", dot.valid_bleu[seed_0], dot.test_bleu[seed_0])
+    ablation.stored_control_groups(QUICK, [same])
+    assert capsys.readouterr() == ("", "")
+    other = row("Luong, dot", dot.valid_bleu[seed_0], dot.test_bleu[seed_0] + 0.1)
+    ablation.stored_control_groups(QUICK, [other])
+    err = capsys.readouterr().err
+    assert err.startswith("warning: the seed-0 BLEU of Luong, dot\n")
+    ablation.stored_control_groups(Run(torch.device("cpu"), "full", 0), [other])
+    assert capsys.readouterr() == ("", "")  # the full table is not the controls' models
+
+
+def test_stored_results_of_a_profile_that_has_not_been_run_are_none(tmp_path, monkeypatch):
+    stored_file(tmp_path, monkeypatch, all_rows())
+    variants, beams = ablation.stored_results("quick")
+    assert variants == all_rows() and [b.k for b in beams] == [1]
+    assert ablation.stored_results("full") is None

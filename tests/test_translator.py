@@ -390,10 +390,11 @@ def test_the_command_warns_about_sentences_longer_than_the_training_ones(tmp_pat
     code, out, err = run_main([path, "il a faim", "Je suis content ."], capsys)
     assert code == 0 and len(out.splitlines()) == 2
     assert err.count("warning") == 1
-    assert "sentence 2 has 4 words" in err and "at most 3" in err
+    assert "sentence 2 has 4 tokens" in err and "at most 3" in err
+    assert len(err.splitlines()) == 2 and all(len(line) <= 80 for line in err.splitlines())
     monkeypatch.setattr("sys.stdin", io.StringIO("Tu es triste !\nil a faim\n"))
     code, out, err = run_main([path], capsys)
-    assert code == 0 and "sentence 1 has 4 words" in err and "sentence 2" not in err
+    assert code == 0 and "sentence 1 has 4 tokens" in err and "sentence 2" not in err
     assert run_main([export(tmp_path), "Je suis content ."], capsys)[2] == ""  # no length stored
 
 
@@ -435,8 +436,15 @@ def test_saved_merges_that_do_not_give_the_saved_vocabulary_are_refused(tmp_path
         load_translator(path)
 
 
-def test_the_length_warning_names_the_words_and_the_limit(tmp_path):
+def test_the_length_warning_counts_word_tokens_and_names_the_limit(tmp_path):
     translator = load_translator(_export_with_search(tmp_path))
+    limit = translator.checkpoint.text["train_max_len"]
+    assert limit == 3
     assert translator.length_warning("il a faim") is None
-    assert translator.length_warning("Je suis content .").startswith("4 words;")
+    # the marks , . ! ? count as tokens of their own, attached or not
+    assert translator.length_warning("il a faim.") == (
+        "4 tokens (words, and each , . ! ?);\n"
+        "  the training sentences had at most 3, so expect a poorer translation")
+    assert translator.length_warning("Je suis content .").startswith("4 tokens ")
     assert load_translator(export(tmp_path)).length_warning("Je suis content .") is None
+
