@@ -15,7 +15,7 @@ tried.
 
 A checker also refuses a "solution" that only calls what the exercise asks the reader to
 write: the library's reference implementation the checker compares with, or PyTorch's
-ready-made module when the exercise is to build that module. :func:`refuse_reference`
+ready-made module when the exercise is to build that module. :func:`~seq2seq_lib.exercises.refuse_reference`
 inspects the reader's function before anything runs (its code, the functions it calls from
 the same notebook or module, its closures and default arguments) and fails with an
 :class:`AssertionError` that names the function it calls. It reads the code, it does not
@@ -108,7 +108,7 @@ def call_reader(fn: Callable[..., Any], args: tuple[Any, ...], what: str) -> Any
 
 # -- refusing a solution that calls the reference ----------------------------------------
 REFERENCE = "the reference it is checked against"
-"""What :func:`refuse_reference` calls an entry given without its own description."""
+"""What :func:`~seq2seq_lib.exercises.refuse_reference` calls an entry given without its own description."""
 
 _MISSING = object()
 _PASS_THROUGH = frozenset({"CACHE", "EXTENDED_ARG", "NOP", "PUSH_NULL", "RESUME",

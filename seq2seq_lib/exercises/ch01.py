@@ -1,6 +1,6 @@
 """Checkers for chapter 1 (backpropagation through time).
 
-A solution that calls what it should compute is refused (:func:`refuse_reference`): for
+A solution that calls what it should compute is refused (:func:`~seq2seq_lib.exercises.refuse_reference`): for
 exercise 1.1 the library's :func:`seq2seq_lib.bptt.bptt` and PyTorch's autograd (``.backward()``,
 ``torch.autograd.grad``, ``torch.func``), for exercise 1.3 ``torch.nn.utils.clip_grad_norm_``
 and its relatives. ``bptt.forward``, for the states, stays allowed.
@@ -16,7 +16,7 @@ from seq2seq_lib import bptt
 from seq2seq_lib.exercises import assert_close, checker, passed, refuse_reference
 
 _AUTOGRAD = "PyTorch's autograd, which computes the gradients your function is checked against"
-#: What exercise 1.1 may not call: the reference and autograd.
+#: What exercise 1.1 may not call — the reference and autograd.
 BPTT_REFERENCES = (
     "seq2seq_lib.bptt.bptt",
     *((path, _AUTOGRAD) for path in (
@@ -24,7 +24,7 @@ BPTT_REFERENCES = (
         "torch.autograd.functional.vjp", "torch.autograd.functional.jacobian",
         "torch.func.grad", "torch.func.vjp", "torch.func.jacrev")),
 )
-#: What exercise 1.3 may not call: PyTorch's clipping.
+#: What exercise 1.3 may not call — PyTorch's clipping.
 CLIP_REFERENCES = (
     "torch.nn.utils.clip_grad_norm_",
     ("torch.nn.utils.clip_grad_norm", "PyTorch's clipping"),

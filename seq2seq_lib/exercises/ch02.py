@@ -14,7 +14,8 @@ weights for a few shapes, calls the function, and compares its result with PyTor
 :class:`seq2seq_lib.cells.GRUCell` ``(variant="cho")``.
 
 A step that calls a ready-made GRU instead of the formulas is refused
-(:func:`refuse_reference`, :data:`GRU_REFERENCES`): the library's and PyTorch's GRU cells and
+(:func:`~seq2seq_lib.exercises.refuse_reference`, :data:`GRU_REFERENCES`): the library's
+and PyTorch's GRU cells and
 layers, their kernels ``torch.gru_cell`` and ``torch.gru``, and this checker's own formula.
 """
 
@@ -39,7 +40,7 @@ from seq2seq_lib.exercises import (
 
 Params = dict[str, Tensor]
 
-#: What a GRU step may not call: a GRU someone else wrote.
+#: What a GRU step may not call — a GRU someone else wrote.
 GRU_REFERENCES = (
     ("seq2seq_lib.cells.GRUCell", "the library's GRU cell, the reference of the book's variant"),
     ("torch.nn.GRUCell", "PyTorch's GRU cell, the reference of PyTorch's variant"),

@@ -14,7 +14,7 @@ parameters into an LSTM's, ``coupled_lstm_params(p_gru) -> p_lstm``, so that the
 update is the GRU's state update; it runs both with :mod:`seq2seq_lib.cells`.
 
 An LSTM step that calls a ready-made LSTM instead of the formulas is refused
-(:func:`refuse_reference`, :data:`LSTM_REFERENCES`). Exercise 3.2 asks for parameters,
+(:func:`~seq2seq_lib.exercises.refuse_reference`, :data:`LSTM_REFERENCES`). Exercise 3.2 asks for parameters,
 which no library function computes: there is no reference to call, and nothing to refuse.
 """
 
@@ -37,7 +37,7 @@ from seq2seq_lib.exercises import (
 )
 from seq2seq_lib.exercises.ch02 import SHAPES, WRITE_A_STEP, Params, gru_params
 
-#: What an LSTM step may not call: an LSTM someone else wrote.
+#: What an LSTM step may not call — an LSTM someone else wrote.
 LSTM_REFERENCES = (
     ("torch.nn.LSTMCell", "PyTorch's LSTM cell, the reference it is checked against"),
     ("seq2seq_lib.cells.LSTMCell", "the library's LSTM cell"),

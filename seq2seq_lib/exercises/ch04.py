@@ -11,7 +11,7 @@ for a few shapes, copies the cells' weights into ``nn.GRU(num_layers=L)`` and co
 outputs. Layers start from zero states.
 
 A solution that calls a ready-made layer instead of running the cells is refused
-(:func:`refuse_reference`, :data:`LAYER_REFERENCES`): ``nn.GRU`` and its kernel, the
+(:func:`~seq2seq_lib.exercises.refuse_reference`, :data:`LAYER_REFERENCES`): ``nn.GRU`` and its kernel, the
 library's RNN layers and loops over time, and this module's :func:`run_cell`. Calling the
 cells themselves is the exercise.
 """
@@ -33,7 +33,7 @@ from seq2seq_lib.exercises import (
     refuse_reference,
 )
 
-#: What a layer built from cells may not call: a layer, or a loop over time, someone else wrote.
+#: What a layer built from cells may not call — a layer, or a loop over time, someone else wrote.
 LAYER_REFERENCES = (
     ("torch.nn.GRU", "PyTorch's GRU layer, the reference it is checked against"),
     ("torch.nn.RNNBase", "the base of PyTorch's ready-made RNN layers"),

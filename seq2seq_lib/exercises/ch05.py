@@ -12,7 +12,7 @@ inputs for a few shapes, copies the cells' weights into ``nn.GRU(bidirectional=T
 compares the outputs. Both directions start from zero states.
 
 A solution that calls a ready-made layer instead of running the two cells is refused
-(:func:`refuse_reference`, :data:`seq2seq_lib.exercises.ch04.LAYER_REFERENCES`).
+(:func:`~seq2seq_lib.exercises.refuse_reference`, :data:`seq2seq_lib.exercises.ch04.LAYER_REFERENCES`).
 """
 
 from __future__ import annotations

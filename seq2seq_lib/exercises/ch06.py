@@ -4,7 +4,7 @@ The reader writes ``sequence_log_prob(log_probs, targets, pad_id)`` — for each
 :math:`\\log p(y \\mid x) = \\sum_t \\log p(y_t \\mid y_{<t}, x)` over its real (non-padding)
 tokens — and :func:`check_sequence_log_prob` compares it with
 :func:`seq2seq_lib.losses.sequence_log_prob`. A solution that calls that function is refused
-(:func:`refuse_reference`).
+(:func:`~seq2seq_lib.exercises.refuse_reference`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from seq2seq_lib.exercises import (
 )
 from seq2seq_lib.losses import sequence_log_prob
 
-#: What the score may not call: the library's version.
+#: What the score may not call — the library's version.
 SCORE_REFERENCES = ("seq2seq_lib.losses.sequence_log_prob",)
 
 ScoreFn = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]

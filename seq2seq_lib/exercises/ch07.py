@@ -6,7 +6,8 @@ cross-entropy over the real (non-padding) tokens of a ``(B, T, V)`` batch — an
 and with ``F.cross_entropy(..., ignore_index=pad_id)``, and checks that padding changes nothing.
 
 A solution that calls the library's loss (or the library's masked sum of chapter 6) is refused
-(:func:`refuse_reference`); ``F.cross_entropy`` itself, with ``reduction="none"`` and a mask,
+(:func:`~seq2seq_lib.exercises.refuse_reference`); ``F.cross_entropy`` itself, with
+``reduction="none"`` and a mask,
 is the expected building block.
 """
 
@@ -28,7 +29,7 @@ from seq2seq_lib.exercises import (
 )
 from seq2seq_lib.losses import masked_cross_entropy
 
-#: What the loss may not call: the library's version, and its masked sum of chapter 6.
+#: What the loss may not call — the library's version, and its masked sum of chapter 6.
 LOSS_REFERENCES = (
     "seq2seq_lib.losses.masked_cross_entropy",
     ("seq2seq_lib.losses.sequence_log_prob", "the library's masked sum of chapter 6"),

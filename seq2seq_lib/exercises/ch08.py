@@ -1,7 +1,8 @@
 """Checkers for chapter 8 (attention).
 
 A solution that calls the library's version instead of computing it is refused
-(:func:`refuse_reference`): :func:`seq2seq_lib.attention.masked_softmax` for exercise 8.1,
+(:func:`~seq2seq_lib.exercises.refuse_reference`):
+:func:`seq2seq_lib.attention.masked_softmax` for exercise 8.1,
 :class:`seq2seq_lib.attention.GeneralScore` (and :func:`~seq2seq_lib.attention.make_score`)
 for exercise 8.2. ``torch.softmax``, ``masked_fill`` and ``@`` are the building blocks.
 """

@@ -1,7 +1,7 @@
 """Checkers for the beam-search chapter (:mod:`seq2seq_lib.beam`).
 
 A beam step that calls :func:`seq2seq_lib.beam.beam_step`, the reference, is refused
-(:func:`refuse_reference`).
+(:func:`~seq2seq_lib.exercises.refuse_reference`).
 """
 
 from __future__ import annotations

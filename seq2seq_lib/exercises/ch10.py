@@ -2,7 +2,7 @@
 
 A solution that calls :func:`seq2seq_lib.bleu.clipped_precision`, the reference, or a BLEU
 function whose statistics are the clipped counts (the library's and sacrebleu's) is refused
-(:func:`refuse_reference`). :func:`seq2seq_lib.bleu.ngram_counts` and ``Counter`` are
+(:func:`~seq2seq_lib.exercises.refuse_reference`). :func:`seq2seq_lib.bleu.ngram_counts` and ``Counter`` are
 building blocks and stay allowed.
 """
 

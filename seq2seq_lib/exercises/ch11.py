@@ -1,6 +1,7 @@
 """Checkers for the translator chapter (chapter 11).
 
-A solution that calls what it is compared with is refused (:func:`refuse_reference`): for
+A solution that calls what it is compared with is refused
+(:func:`~seq2seq_lib.exercises.refuse_reference`): for
 exercise 11.4 the library's BPE (:meth:`seq2seq_lib.subwords.BPE.segment` and the function
 behind it). Exercise 11.1 has no library version; its checker's own cases, which hold the
 expected answers, are refused.
@@ -15,11 +16,11 @@ import torch
 from seq2seq_lib.exercises import checker, passed, refuse_reference
 from seq2seq_lib.subwords import BPE, learn_bpe, piece_counts, pre_tokenize
 
-#: What the replacement of unknown words may not call: the checker's expected answers.
+#: What the replacement of unknown words may not call — the checker's expected answers.
 REPLACE_REFERENCES = (
     ("seq2seq_lib.exercises.ch11._cases", "the checker's own cases, with the expected answers"),
 )
-#: What the segmentation may not call: the library's BPE.
+#: What the segmentation may not call — the library's BPE.
 SEGMENT_REFERENCES = (
     ("seq2seq_lib.subwords.BPE", "the library's BPE, whose segment is the reference"),
     ("seq2seq_lib.subwords._segment", "the library's segmentation, the reference"),
