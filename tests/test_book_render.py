@@ -327,3 +327,24 @@ def test_a_click_enlarges_a_figure_and_escape_closes_it(browser):
         assert shown[1] > shown[2], f"not larger: {shown[1]:.0f} px vs {shown[2]:.0f} px"
         driver.find_element("tag name", "body").send_keys(Keys.ESCAPE)
         assert driver.execute_script("return document.querySelector('.enlarged-image')") is None
+
+
+RAW_TEX = re.compile(r"\\(?:operatorname|mathbf|mathcal|frac|partial|sum|prod|tilde|mathrm|begin"
+                     r"|end|alpha|epsilon|log|cdot|odot|lVert|rVert|text)\b|\$\S[^$\n]*\\[A-Za-z]")
+
+
+@pytest.mark.parametrize("page", _pages())
+def test_no_raw_tex_in_the_text(browser, page):
+    """Every formula is typeset: the page's text, outside code and typeset math, shows no
+    TeX commands (a ``$`` that Markdown did not see as math leaves ``\\partial`` in view)."""
+    driver, base = browser
+    _load(driver, f"{base}/{page}")
+    _typeset(driver)
+    text = driver.execute_script("""
+        const article = document.querySelector('.bd-article').cloneNode(true);
+        for (const el of article.querySelectorAll(
+            'pre, code, mjx-container, script, style, .highlight, .MathJax'))
+          el.remove();
+        return article.textContent;""")
+    raw = sorted({m.group(0) for m in RAW_TEX.finditer(text)})
+    assert raw == [], f"{page}: raw TeX in the text: {raw[:5]}"
