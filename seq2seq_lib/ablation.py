@@ -340,7 +340,7 @@ class AblationPlan:
 
     @property
     def labels(self) -> list[str]:
-        """The table's rows, in order: the variants, then chapter 7's LSTM."""
+        """The table's rows in order — the variants, then chapter 7's LSTM."""
         return [*VARIANTS, SEQ2SEQ_LABEL]
 
     @property
@@ -352,7 +352,7 @@ class AblationPlan:
 
     @property
     def read(self) -> list[str]:
-        """The rows taken from the stored results: the variants without a model here."""
+        """The rows taken from the stored results — the variants without a model here."""
         return [label for label in VARIANTS if label not in self.models]
 
     def source(self, label: str) -> str:
