@@ -14,12 +14,12 @@ the output is a *deep output* with one maxout layer (the paper's appendix A.2.2)
 
 .. math::
 
-    c_t = \sum_s a_t(s)\, \bar h_s,\quad a_t = \operatorname{softmax}_s
-    \operatorname{score}(s_{t-1}, \bar h_s), \qquad
-    s_t = \operatorname{GRU}([e(y_{t-1}); c_t], s_{t-1}),
+    a_t &= \operatorname{softmax}_s \operatorname{score}(s_{t-1}, \bar h_s), \quad
+    c_t = \sum_s a_t(s)\, \bar h_s, \\
+    s_t &= \operatorname{GRU}([e(y_{t-1}); c_t], s_{t-1}),
 
-    \tilde t_t = U_o s_{t-1} + V_o e(y_{t-1}) + C_o c_t, \qquad
-    t_{t,j} = \max(\tilde t_{t,2j-1}, \tilde t_{t,2j}), \qquad o_t = W_o t_t .
+    \tilde t_t &= U_o s_{t-1} + V_o e(y_{t-1}) + C_o c_t, \\
+    t_{t,j} &= \max(\tilde t_{t,2j-1}, \tilde t_{t,2j}), \qquad o_t = W_o t_t .
 
 (With ``bidirectional_encoder=False`` the decoder starts from the unidirectional encoder's
 final state, like the others.)
@@ -30,10 +30,10 @@ produces the output (and, with *input feeding*, is fed to the next step):
 
 .. math::
 
-    h_t = \operatorname{RNN}([e(y_{t-1}); \tilde h_{t-1}], h_{t-1}), \quad
-    a_t = \operatorname{softmax}_s \operatorname{score}(h_t, \bar h_s), \quad
-    c_t = \sum_s a_t(s)\, \bar h_s, \quad
-    \tilde h_t = \tanh(W_c [c_t; h_t]), \quad o_t = W_s \tilde h_t .
+    h_t &= \operatorname{RNN}([e(y_{t-1}); \tilde h_{t-1}], h_{t-1}), \\
+    a_t &= \operatorname{softmax}_s \operatorname{score}(h_t, \bar h_s), \quad
+    c_t = \sum_s a_t(s)\, \bar h_s, \\
+    \tilde h_t &= \tanh(W_c [c_t; h_t]), \quad o_t = W_s \tilde h_t .
 
 Without input feeding the RNN input is :math:`e(y_{t-1})` alone, and with teacher forcing all
 steps run in one call — much faster on a CPU.
@@ -82,13 +82,13 @@ class BahdanauDecoder(Decoder):
 
     .. math::
 
-        a_t = \operatorname{softmax}_s \operatorname{score}(s_{t-1}, \bar h_s), \qquad
-        c_t = \sum_s a_t(s)\, \bar h_s, \qquad
-        s_t = \operatorname{GRU}([e(y_{t-1}); c_t], s_{t-1}),
+        a_t &= \operatorname{softmax}_s \operatorname{score}(s_{t-1}, \bar h_s), \quad
+        c_t = \sum_s a_t(s)\, \bar h_s, \\
+        s_t &= \operatorname{GRU}([e(y_{t-1}); c_t], s_{t-1}),
 
-        \tilde t_t = U_o s_{t-1} + V_o e(y_{t-1}) + C_o c_t, \qquad
-        t_{t,j} = \max(\tilde t_{t,2j-1}, \tilde t_{t,2j}) \ (j = 1, \dots, l), \qquad
-        p(y_t \mid y_{<t}, x) = \operatorname{softmax}(W_o t_t).
+        \tilde t_t &= U_o s_{t-1} + V_o e(y_{t-1}) + C_o c_t, \\
+        t_{t,j} &= \max(\tilde t_{t,2j-1}, \tilde t_{t,2j}) \ (j = 1, \dots, l), \\
+        p(y_t \mid y_{<t}, x) &= \operatorname{softmax}(W_o t_t).
 
     The output reads :math:`s_{t-1}`, as in the paper's appendix A.2.2 (its eq. 4 writes
     :math:`s_t`): everything step :math:`t` predicts comes from the inputs of its update,

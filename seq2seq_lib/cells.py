@@ -160,8 +160,8 @@ class RNNCell(RecurrentCell):
     """A vanilla RNN step (``nn.RNNCell``):
 
     .. math::
-        H_t = \\phi(X_t W_{xh} + H_{t-1} W_{hh} + b_h), \\qquad \\phi = \\tanh
-        \\text{ or ReLU}, \\quad b_h = b_{xh} + b_{hh}.
+        H_t &= \\phi(X_t W_{xh} + H_{t-1} W_{hh} + b_h), \\\\
+        \\phi &= \\tanh \\text{ or ReLU}, \\quad b_h = b_{xh} + b_{hh}.
 
     Shapes: ``X_t (B, d)``, ``H (B, h)``.
     """

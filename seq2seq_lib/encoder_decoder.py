@@ -335,9 +335,9 @@ class ChoDecoder(Decoder):
 
     .. math::
 
-        c = \\tanh(V h_S), \\quad h'_0 = \\tanh(V' c), \\quad
-        h'_t = \\operatorname{GRU}([e(y_{t-1}); c], h'_{t-1}), \\quad
-        o_t = W_o [h'_t; e(y_{t-1}); c] + b_o.
+        c &= \\tanh(V h_S), \\quad h'_0 = \\tanh(V' c), \\\\
+        h'_t &= \\operatorname{GRU}([e(y_{t-1}); c], h'_{t-1}), \\\\
+        o_t &= W_o [h'_t; e(y_{t-1}); c] + b_o.
 
     where :math:`h_S` is the encoder's last state (its top layer) and :math:`e` the target
     embedding; :math:`p(y_t \\mid y_{<t}, c) = \\operatorname{softmax}(o_t)`.
@@ -403,9 +403,9 @@ class ChoModel(EncoderDecoder):
 
     .. math::
 
-        h_t = \operatorname{GRU}(e(x_t), h_{t-1}), \quad c = \tanh(V h_S), \quad
-        h'_t = \operatorname{GRU}([e(y_{t-1}); c], h'_{t-1}), \quad
-        p(y_t \mid y_{<t}, x) = \operatorname{softmax}(W_o [h'_t; e(y_{t-1}); c] + b_o).
+        h_t &= \operatorname{GRU}(e(x_t), h_{t-1}), \quad c = \tanh(V h_S), \\
+        h'_t &= \operatorname{GRU}([e(y_{t-1}); c], h'_{t-1}), \\
+        p(y_t \mid y_{<t}, x) &= \operatorname{softmax}(W_o [h'_t; e(y_{t-1}); c] + b_o).
 
     Inputs of ``forward``: ``src`` ``(B, S)``, ``src_lengths`` ``(B,)``, ``tgt_in`` ``(B, T)``;
     output: logits ``(B, T, tgt_vocab_size)``.

@@ -6,8 +6,9 @@ state of an :math:`L`-layer LSTM decoder, which models
 
 .. math::
 
-    p(y_1, \\dots, y_T \\mid x_1, \\dots, x_S) = \\prod_{t=1}^{T} p(y_t \\mid v, y_1, \\dots, y_{t-1}),
-    \\qquad p(y_t \\mid \\dots) = \\operatorname{softmax}(W_o h^{(L)}_t + b_o).
+    p(y_1, \\dots, y_T \\mid x_1, \\dots, x_S) &= \\prod_{t=1}^{T} p(y_t \\mid v, y_1, \\dots, y_{t-1}),
+    \\\\
+    p(y_t \\mid \\dots) &= \\operatorname{softmax}(W_o h^{(L)}_t + b_o).
 
 The paper's model: 4 layers of 1000 units, 1000-dimensional embeddings, and the source
 sentence fed **reversed** (``a b c`` → ``c b a``), which puts the first source words next to
@@ -41,8 +42,8 @@ class LSTMDecoder(Decoder):
 
     .. math::
 
-        (h_t, c_t) = \\operatorname{LSTM}(e(y_{t-1}), (h_{t-1}, c_{t-1})), \\qquad
-        o_t = W_o h^{(L)}_t + b_o, \\qquad (h_0, c_0) = (h_S^{enc}, c_S^{enc}).
+        (h_t, c_t) &= \\operatorname{LSTM}(e(y_{t-1}), (h_{t-1}, c_{t-1})), \\\\
+        o_t &= W_o h^{(L)}_t + b_o, \\qquad (h_0, c_0) = (h_S^{enc}, c_S^{enc}).
 
     State: ``{"h": (N, L, hidden), "c": (N, L, hidden)}`` (batch-first; transposed to
     PyTorch's ``(L, N, hidden)`` around the ``nn.LSTM`` call).

@@ -4,9 +4,9 @@ One update on a batch of pairs :math:`(x, y)`:
 
 .. math::
 
-    L = \\frac{1}{\\sum_{b,t} m_{b,t}} \\sum_{b,t} m_{b,t}\\,
-        \\bigl(-\\log p(y_{b,t} \\mid \\tilde y_{b,<t}, x_b)\\bigr), \\qquad
-    \\theta \\leftarrow
+    L &= \\frac{1}{\\sum_{b,t} m_{b,t}} \\sum_{b,t} m_{b,t}\\,
+        \\bigl(-\\log p(y_{b,t} \\mid \\tilde y_{b,<t}, x_b)\\bigr), \\\\
+    \\theta &\\leftarrow
     \\operatorname{Adam}\\bigl(\\theta, \\operatorname{clip}(\\nabla_\\theta L, \\tau)\\bigr),
 
 with :math:`m` the padding mask (:func:`seq2seq_lib.losses.masked_cross_entropy`) and

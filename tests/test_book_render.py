@@ -236,10 +236,10 @@ def test_bibliography_labels_are_author_year_as_the_chapters_cite(browser):
     assert len(set(labels)) == len(labels), "two entries share a label"
 
 
-@pytest.mark.parametrize("page", [p for p in _pages() if p.startswith("chapters/")])
+@pytest.mark.parametrize("page", _pages())
 def test_display_equations_fit_the_text_column(browser, page):
-    """At 1280 px no display equation of a chapter is wider than the column it sits in
-    (a long one is broken over lines with ``aligned``)."""
+    """At 1280 px no display equation of a page (chapters, API reference, ...) is wider than
+    the column it sits in (a long one is broken over lines with ``aligned`` or ``split``)."""
     driver, base = browser
     _load(driver, f"{base}/{page}")
     if not _typeset(driver):
