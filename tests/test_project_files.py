@@ -161,6 +161,26 @@ def test_column_aligned_printouts_fit_the_column(notebook):
                              f"{COLUMN_CHARS} characters, e.g. {long[0]!r}"
 
 
+PLOT_PX = 680
+"""The widest plot (in pixels at the notebooks' 100 dpi) that the 676-px text column shows
+nearly unshrunk: its 10-point labels stay about 14 px tall."""
+
+
+def test_plots_fit_the_column_without_shrinking(notebook):
+    """A plot wider than the column is scaled down and its labels with it (a 12-inch figure
+    showed 10-point labels at 7 px); plots are drawn at most 6.8 inches wide."""
+    import base64
+    import struct
+
+    path, nb = notebook
+    for i, cell in enumerate(code_cells(nb)):
+        for out in cell.outputs:
+            png = out.get("data", {}).get("image/png")
+            if png:
+                width = struct.unpack(">I", base64.b64decode(png)[16:20])[0]
+                assert width <= PLOT_PX, f"{path.name} code cell {i}: a plot {width} px wide"
+
+
 def test_exercises_have_stubs_checkers_and_hidden_solutions(notebook):
     path, nb = notebook
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
