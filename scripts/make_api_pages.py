@@ -45,9 +45,9 @@ PAGES = (
          "them (stacked and bidirectional), the synthetic tasks the chapters train on and the "
          "sequence models that solve them, and the exercise checkers of chapters 2 to 5."),
     Page("ch06_encoder_decoder", "Chapter 6: the encoder–decoder", (6,),
-         "Vocabularies and padded batches, the small dates task, the masked loss, the encoder–decoder interfaces and "
-         "Cho et al.'s model, training with teacher forcing and scheduled sampling, greedy "
-         "decoding, and scoring translations with BLEU."),
+         "Vocabularies and padded batches, the small dates task, the masked loss, the "
+         "encoder–decoder interfaces and Cho et al.'s model, training with teacher forcing "
+         "and scheduled sampling, greedy decoding, and scoring translations with BLEU."),
     Page("ch07_seq2seq", "Chapter 7: sequence to sequence learning", (7,),
          "The English–French corpus (download, cleaning, splits), Sutskever et al.'s LSTM "
          "seq2seq model, and the training recipe that chapters 7 and 11 share."),
