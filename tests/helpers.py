@@ -171,3 +171,46 @@ def wait_for(driver: Any, script: str, timeout: float = 30.0, what: str = "the p
         return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(script))
     except TimeoutException:
         pytest.fail(f"{what} not ready after {timeout:.0f} s ({driver.current_url}): {script}")
+
+
+# --------------------------------------------------------------------------- readers' solutions
+# Exercise solutions written the way a reader would, shared by the checker tests.
+
+
+def own_bptt(U, W, xs, h0, dL_dh):
+    """Exercise 1.1 by hand (``bptt.forward`` is allowed; ``bptt.bptt`` is the reference)."""
+    import torch
+
+    from seq2seq_lib import bptt
+
+    h = bptt.forward(U, W, xs, h0).h
+    h_prev = torch.cat([h0[None], h[:-1]])
+    dU, dW, g = torch.zeros_like(U), torch.zeros_like(W), torch.zeros_like(h0)
+    for t in reversed(range(xs.shape[0])):
+        delta = (1 - h[t] ** 2) * (g + dL_dh[t])
+        dU += torch.outer(delta, h_prev[t])
+        dW += torch.outer(delta, xs[t])
+        g = U.T @ delta
+    return dU, dW, g
+
+
+def gru_gates(X, H, p):
+    """The reset and update gates of a GRU step from its parameter dict (exercise 2.1)."""
+    import torch
+
+    R = torch.sigmoid(X @ p["W_xr"] + H @ p["W_hr"] + p["b_r"])
+    Z = torch.sigmoid(X @ p["W_xz"] + H @ p["W_hz"] + p["b_z"])
+    return R, Z
+
+
+def own_segment(piece, ranks):
+    """Exercise 11.4: apply the best-ranked merge until none applies."""
+    from itertools import pairwise
+
+    symbols = list(piece)
+    while len(symbols) > 1:
+        rank, i = min((ranks.get(p, len(ranks)), i) for i, p in enumerate(pairwise(symbols)))
+        if rank == len(ranks):
+            break
+        symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
+    return symbols

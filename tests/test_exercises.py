@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from helpers import own_bptt, own_segment
 
 from seq2seq_lib import bptt
 from seq2seq_lib.exercises import assert_close, assert_shape, passed
@@ -33,21 +34,8 @@ def test_passed_prints_one_line(capsys):
     assert capsys.readouterr().out == "Exercise 9.9: all checks passed.\n"
 
 
-def my_bptt(U, W, xs, h0, dL_dh):
-    """A hand-written BPTT (the library's ``bptt.bptt`` is the reference: it is refused)."""
-    h = bptt.forward(U, W, xs, h0).h
-    h_prev = torch.cat([h0[None], h[:-1]])
-    dU, dW, g = torch.zeros_like(U), torch.zeros_like(W), torch.zeros_like(h0)
-    for t in reversed(range(xs.shape[0])):
-        delta = (1 - h[t] ** 2) * (g + dL_dh[t])
-        dU += torch.outer(delta, h_prev[t])
-        dW += torch.outer(delta, xs[t])
-        g = U.T @ delta
-    return dU, dW, g
-
-
 def test_check_bptt_accepts_a_correct_solution(capsys):
-    check_bptt(my_bptt)
+    check_bptt(own_bptt)
     assert "Exercise 1.1: all checks passed." in capsys.readouterr().out
 
 
@@ -62,7 +50,7 @@ def test_check_bptt_refuses_the_library_bptt():
 
 def test_check_bptt_rejects_the_single_path_mistake():
     def last_step_only(U, W, xs, h0, dL_dh):  # forgets to sum dW over time steps
-        dU, dW, dh0 = my_bptt(U, W, xs[-1:], h0, dL_dh[-1:])
+        dU, dW, dh0 = own_bptt(U, W, xs[-1:], h0, dL_dh[-1:])
         return dU, dW, dh0
 
     with pytest.raises(AssertionError, match="differs from the reference"):
@@ -84,9 +72,9 @@ def test_check_bptt_rejects_wrong_tanh_derivative_and_wrong_return():
     with pytest.raises(AssertionError, match="dU .*differs"):
         check_bptt(wrong_derivative)
     with pytest.raises(AssertionError, match="return a tuple"):
-        check_bptt(lambda *args: my_bptt(*args)[0])
+        check_bptt(lambda *args: own_bptt(*args)[0])
     with pytest.raises(AssertionError, match=r"dW .*has shape \(3, 4\), expected \(4, 3\)"):
-        check_bptt(lambda *args: (my_bptt(*args)[0], my_bptt(*args)[1].T, my_bptt(*args)[2]))
+        check_bptt(lambda *args: (own_bptt(*args)[0], own_bptt(*args)[1].T, own_bptt(*args)[2]))
 
 
 def test_check_clip_both_ways(capsys):
@@ -179,16 +167,7 @@ def test_check_segment_accepts_the_rank_rule_and_rejects_others(capsys):
 
     from seq2seq_lib.exercises.ch11 import check_segment
 
-    def by_rank(piece, ranks):
-        symbols = list(piece)
-        while len(symbols) > 1:
-            rank, i = min((ranks.get(p, len(ranks)), i) for i, p in enumerate(pairwise(symbols)))
-            if rank == len(ranks):
-                break
-            symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
-        return symbols
-
-    check_segment(by_rank)
+    check_segment(own_segment)
     assert "all checks passed" in capsys.readouterr().out
 
     def most_frequent_last(piece, ranks):  # the highest rank first: another segmentation

@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers import gru_gates
 
 from seq2seq_lib.exercises.ch02 import check_gru_cell
 from seq2seq_lib.exercises.ch03 import check_coupled_lstm, check_lstm_cell
 
 
-def _gates(X, H, p):
-    R = torch.sigmoid(X @ p["W_xr"] + H @ p["W_hr"] + p["b_r"])
-    Z = torch.sigmoid(X @ p["W_xz"] + H @ p["W_hz"] + p["b_z"])
-    return R, Z
-
-
 def gru_cho(X, H, p):
-    R, Z = _gates(X, H, p)
+    R, Z = gru_gates(X, H, p)
     H_tilde = torch.tanh(X @ p["W_xh"] + (R * H) @ p["W_hh"] + p["b_h"])
     return Z * H + (1 - Z) * H_tilde
 
 
 def gru_pytorch(X, H, p):
-    R, Z = _gates(X, H, p)
+    R, Z = gru_gates(X, H, p)
     H_tilde = torch.tanh(X @ p["W_xh"] + p["b_xh"] + R * (H @ p["W_hh"] + p["b_hh"]))
     return Z * H + (1 - Z) * H_tilde
 
@@ -48,7 +43,7 @@ def test_right_solutions_pass(capsys):
 
 def test_gru_wrong_variant_is_named():
     def pytorch_formula_with_book_params(X, H, p):
-        R, Z = _gates(X, H, p)
+        R, Z = gru_gates(X, H, p)
         return Z * H + (1 - Z) * torch.tanh(X @ p["W_xh"] + R * (H @ p["W_hh"]) + p["b_h"])
 
     with pytest.raises(AssertionError, match="PyTorch's variant"):
@@ -57,7 +52,7 @@ def test_gru_wrong_variant_is_named():
 
 def test_gru_swapped_update_gate_is_named():
     def swapped(X, H, p):
-        R, Z = _gates(X, H, p)
+        R, Z = gru_gates(X, H, p)
         H_tilde = torch.tanh(X @ p["W_xh"] + (R * H) @ p["W_hh"] + p["b_h"])
         return (1 - Z) * H + Z * H_tilde
 

@@ -15,12 +15,12 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import Any
 
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import gru_gates, own_bptt, own_segment
 from torch import nn
 from torch.nn.utils import clip_grad_norm_
 
@@ -40,36 +40,18 @@ library_bptt = bptt.bptt  # as a notebook might name it
 
 
 # -- the reader's own solutions ------------------------------------------------------------
-def own_bptt(U, W, xs, h0, dL_dh):
-    h = bptt.forward(U, W, xs, h0).h  # allowed: the exercise says so
-    h_prev = torch.cat([h0[None], h[:-1]])
-    dU, dW, g = torch.zeros_like(U), torch.zeros_like(W), torch.zeros_like(h0)
-    for t in reversed(range(xs.shape[0])):
-        delta = (1 - h[t] ** 2) * (g + dL_dh[t])
-        dU += torch.outer(delta, h_prev[t])
-        dW += torch.outer(delta, xs[t])
-        g = U.T @ delta
-    return dU, dW, g
-
-
 def own_clip(grads, max_norm):
     norm = torch.sqrt(sum((g**2).sum() for g in grads))
     return [g * min(1.0, max_norm / (norm.item() + 1e-6)) for g in grads]
 
 
-def _gates(X, H, p):
-    R = torch.sigmoid(X @ p["W_xr"] + H @ p["W_hr"] + p["b_r"])
-    Z = torch.sigmoid(X @ p["W_xz"] + H @ p["W_hz"] + p["b_z"])
-    return R, Z
-
-
 def own_gru_cho(X, H, p):
-    R, Z = _gates(X, H, p)
+    R, Z = gru_gates(X, H, p)
     return Z * H + (1 - Z) * torch.tanh(X @ p["W_xh"] + (R * H) @ p["W_hh"] + p["b_h"])
 
 
 def own_gru_pytorch(X, H, p):
-    R, Z = _gates(X, H, p)
+    R, Z = gru_gates(X, H, p)
     H_tilde = torch.tanh(X @ p["W_xh"] + p["b_xh"] + R * (H @ p["W_hh"] + p["b_hh"]))
     return Z * H + (1 - Z) * H_tilde
 
@@ -156,16 +138,6 @@ def own_clipped_precision(hypothesis, references, n):
 
 def own_replace_unknowns(output, source, weights):
     return [source[int(weights[t].argmax())] if w == "<unk>" else w for t, w in enumerate(output)]
-
-
-def own_segment(piece, ranks):
-    symbols = list(piece)
-    while len(symbols) > 1:
-        rank, i = min((ranks.get(p, len(ranks)), i) for i, p in enumerate(pairwise(symbols)))
-        if rank == len(ranks):
-            break
-        symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
-    return symbols
 
 
 # -- shortcuts: each calls the reference (and computes the right answer) --------------------
