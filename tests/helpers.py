@@ -214,3 +214,47 @@ def own_segment(piece, ranks):
             break
         symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
     return symbols
+
+
+def run_cell(cell, X, reverse=False):
+    """Exercises 4.1 and 5.1: a cell called step by step over ``X`` (B, T, d); (B, T, h)."""
+    import torch
+
+    H = X.new_zeros(X.size(0), cell.hidden_size)
+    out = [None] * X.size(1)
+    for t in (reversed(range(X.size(1))) if reverse else range(X.size(1))):
+        H = cell(X[:, t], H)
+        out[t] = H
+    return torch.stack(out, 1)
+
+
+def own_stacked(X, cells):
+    """Exercise 4.1: the layers one after another; the outputs and each layer's last state."""
+    import torch
+
+    inp, last = X, []
+    for cell in cells:
+        inp = run_cell(cell, inp)
+        last.append(inp[:, -1])
+    return inp, torch.stack(last)
+
+
+def own_bidirectional(X, cell_f, cell_b):
+    """Exercise 5.1: both directions' states side by side."""
+    import torch
+
+    return torch.cat([run_cell(cell_f, X), run_cell(cell_b, X, reverse=True)], dim=2)
+
+
+def own_coupled(p):
+    """Exercise 3.2: F = Z, I = σ(-a_z) = 1 - F, O = σ(30) = 1, C̃ = H̃."""
+    import torch
+
+    h = p["b_z"].shape[0]
+    return {
+        "W_xf": p["W_xz"], "W_hf": p["W_hz"], "b_f": p["b_z"],
+        "W_xi": -p["W_xz"], "W_hi": -p["W_hz"], "b_i": -p["b_z"],
+        "W_xo": torch.zeros_like(p["W_xz"]), "W_ho": torch.zeros_like(p["W_hz"]),
+        "b_o": torch.full((h,), 30.0),
+        "W_xc": p["W_xh"], "W_hc": p["W_hh"], "b_c": p["b_h"],
+    }

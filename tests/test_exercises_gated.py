@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 from helpers import gru_gates
+from helpers import own_coupled as coupled
 
 from seq2seq_lib.exercises.ch02 import check_gru_cell
 from seq2seq_lib.exercises.ch03 import check_coupled_lstm, check_lstm_cell
@@ -91,18 +92,6 @@ def test_lstm_wrong_solutions_are_rejected():
 
     with pytest.raises(AssertionError, match="C_new differs"):
         check_lstm_cell(no_forget_gate)
-
-
-def coupled(p):
-    """The solution of exercise 3.2: F = Z, I = σ(-a_z) = 1 - F, O = σ(30) = 1, C̃ = H̃."""
-    h = p["b_z"].shape[0]
-    return {
-        "W_xf": p["W_xz"], "W_hf": p["W_hz"], "b_f": p["b_z"],
-        "W_xi": -p["W_xz"], "W_hi": -p["W_hz"], "b_i": -p["b_z"],
-        "W_xo": torch.zeros_like(p["W_xz"]), "W_ho": torch.zeros_like(p["W_hz"]),
-        "b_o": torch.full((h,), 30.0),
-        "W_xc": p["W_xh"], "W_hc": p["W_hh"], "b_c": p["b_h"],
-    }
 
 
 def test_coupled_lstm_right_solution_passes(capsys):

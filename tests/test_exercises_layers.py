@@ -5,30 +5,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+from helpers import own_bidirectional as bidirectional
+from helpers import own_stacked as stacked
+from helpers import run_cell as run
 
 from seq2seq_lib.exercises.ch04 import check_stacked_gru
 from seq2seq_lib.exercises.ch05 import check_bidirectional_gru
-
-
-def run(cell, X, reverse=False):
-    H = X.new_zeros(X.size(0), cell.hidden_size)
-    out = [None] * X.size(1)
-    for t in (reversed(range(X.size(1))) if reverse else range(X.size(1))):
-        H = cell(X[:, t], H)
-        out[t] = H
-    return torch.stack(out, 1)
-
-
-def stacked(X, cells):
-    inp, last = X, []
-    for cell in cells:
-        inp = run(cell, inp)
-        last.append(inp[:, -1])
-    return inp, torch.stack(last)
-
-
-def bidirectional(X, cell_f, cell_b):
-    return torch.cat([run(cell_f, X), run(cell_b, X, reverse=True)], dim=2)
 
 
 def test_right_solutions_pass(capsys):

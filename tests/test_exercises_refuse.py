@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
-from helpers import gru_gates, own_bptt, own_segment
+from helpers import gru_gates, own_bidirectional, own_bptt, own_coupled, own_segment, own_stacked
 from torch import nn
 from torch.nn.utils import clip_grad_norm_
 
@@ -63,38 +63,6 @@ def own_lstm(X, H, C, p):
     i, f, o = (torch.sigmoid(pre(g)) for g in "ifo")
     C = f * C + i * torch.tanh(pre("c"))
     return o * torch.tanh(C), C
-
-
-def own_coupled(p):
-    h = p["b_z"].shape[0]
-    return {
-        "W_xf": p["W_xz"], "W_hf": p["W_hz"], "b_f": p["b_z"],
-        "W_xi": -p["W_xz"], "W_hi": -p["W_hz"], "b_i": -p["b_z"],
-        "W_xo": torch.zeros_like(p["W_xz"]), "W_ho": torch.zeros_like(p["W_hz"]),
-        "b_o": torch.full((h,), 30.0),
-        "W_xc": p["W_xh"], "W_hc": p["W_hh"], "b_c": p["b_h"],
-    }
-
-
-def _run(cell, X, reverse=False):  # calls the cell step by step: the exercise itself
-    H = X.new_zeros(X.size(0), cell.hidden_size)
-    out = [None] * X.size(1)
-    for t in reversed(range(X.size(1))) if reverse else range(X.size(1)):
-        H = cell(X[:, t], H)
-        out[t] = H
-    return torch.stack(out, 1)
-
-
-def own_stacked(X, cells_):
-    inp, last = X, []
-    for cell in cells_:
-        inp = _run(cell, inp)
-        last.append(inp[:, -1])
-    return inp, torch.stack(last)
-
-
-def own_bidirectional(X, cell_f, cell_b):
-    return torch.cat([_run(cell_f, X), _run(cell_b, X, reverse=True)], 2)
 
 
 def own_sequence_log_prob(log_probs, targets, pad_id):
