@@ -1,11 +1,14 @@
 """Sphinx extension: the book's code cells show code, not the plumbing that feeds the prose.
 
 A chapter pastes numbers from its outputs into the text with ``glue("name", value)`` calls
-in its code cells. They matter to the notebook, which must compute every number it quotes,
-but on the page they are noise, often right under a plot. In the book (not in the notebook
-edition, where they stay runnable) each cell's displayed source loses:
+in its code cells, and checks each sentence that states a result with
+``claim(holds, sentence, run)``. They matter to the notebook, which must compute every number
+it quotes and stop when the text no longer says what the outputs say, but on the page they
+are noise, often right under a plot. In the book (not in the notebook edition, where they
+stay runnable) each cell's displayed source loses:
 
-* every statement that is a ``glue(...)`` call, with the comment lines right above it;
+* every statement that is a ``glue(...)`` or ``claim(...)`` call, with the comment lines
+  right above it;
 * a ``for``/``if``/``with`` block left with nothing but such calls;
 * the whole cell input when nothing but comments remains, or when the cell says it only
   feeds the prose (its first line is :data:`PROSE_ONLY`, a comment).
@@ -24,13 +27,15 @@ from docutils import nodes
 from sphinx.application import Sphinx
 
 GLUE = "glue"
+#: The calls hidden from the book's code cells: pasting a number, checking a sentence.
+HIDDEN = (GLUE, "claim")
 PROSE_ONLY = "# the numbers quoted in the text below"
 
 
 def _is_glue(stmt: ast.stmt) -> bool:
     call = stmt.value if isinstance(stmt, ast.Expr) else None
     return (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
-            and call.func.id == GLUE)
+            and call.func.id in HIDDEN)
 
 
 def _removable(stmt: ast.stmt) -> bool:
@@ -69,7 +74,8 @@ def _spans(body: list[ast.stmt], lines: list[str]) -> list[tuple[int, int]]:
 
 
 def strip_glue(source: str) -> str:
-    """``source`` without its glue calls (module docstring); unchanged if it does not parse."""
+    """``source`` without its glue and claim calls (module docstring); unchanged if it does
+    not parse."""
     if source.startswith(PROSE_ONLY):
         return ""
     try:
@@ -104,7 +110,7 @@ def hide_glue(app: Sphinx, doctree: nodes.document) -> None:
             continue
         for block in list(container.findall(nodes.literal_block)):
             text = block.astext()
-            if GLUE + "(" not in text:
+            if not any(name + "(" in text for name in HIDDEN):
                 continue
             shown = strip_glue(text)
             if not shown:

@@ -31,11 +31,16 @@ if x:
     glue("c", y)
 else:
     glue("d", 1)
-print(x)  # glue( in a comment stays'''
+# the sentence the text states
+claim(x > 0, "x is positive",
+      run)
+print(x)  # glue( in a comment stays
+glue.claim(x, "a method of another name stays", run)'''
     assert hide_glue.strip_glue(source) == '''x = 1
 if x:
     y = 2
-print(x)  # glue( in a comment stays'''
+print(x)  # glue( in a comment stays
+glue.claim(x, "a method of another name stays", run)'''
 
 
 def test_strip_glue_keeps_code_without_glue_and_hides_prose_only_cells():
@@ -60,7 +65,7 @@ def test_author_year_labels():
     assert got == ["Cho et al., 2014a", "Sutskever & Vinyals, 2014", "Post, 2018"]
 
 
-def test_no_glue_call_is_visible_in_the_built_book():
+def test_no_glue_or_claim_call_is_visible_in_the_built_book():
     html = ROOT / "_build" / "html" / "chapters"
     if not html.is_dir():
         skip_or_fail("the book is not built (run: jupyter-book build -W -n --keep-going .)")
@@ -68,9 +73,9 @@ def test_no_glue_call_is_visible_in_the_built_book():
     for page in sorted(html.glob("*.html")):
         for cell in re.findall(r'<div class="cell_input.*?</pre>', page.read_text("utf-8"), re.S):
             text = re.sub(r"<[^>]+>", "", cell)
-            if re.search(r"^\s*glue\(", text, re.M):
+            if re.search(r"^\s*(glue|claim)\(", text, re.M):
                 shown.append(page.name)
-    assert shown == [], f"glue calls shown on {sorted(set(shown))}"
+    assert shown == [], f"glue or claim calls shown on {sorted(set(shown))}"
 
 
 @pytest.mark.parametrize("name", ["hide_glue", "bibliography_labels", "page_scripts",
