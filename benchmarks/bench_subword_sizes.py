@@ -5,13 +5,15 @@ Trains chapter 11's Bahdanau translator (chapter 8's recipe, quick profile: one 
 (:func:`seq2seq_lib.subwords.subword_data`, the same sentences and splits as the word-level
 data) with ``--sizes`` BPE symbols per language, and reports for each the seconds per update
 and cased greedy BLEU (sacrebleu, signature stored) on a fixed random sample of
-``--valid-sources`` validation sources — the numbers to choose with (:func:`choose`: the
-cheapest size within :data:`TOLERANCE` of the best). The test splits are not
+``--valid-sources`` validation sources — the numbers to choose with
+(:func:`seq2seq_lib.ablation.choose_subword_size`: the cheapest size within
+:data:`~seq2seq_lib.ablation.SIZE_TOLERANCE` of the best). The test splits are not
 scored here: they are for reporting the chosen translator.
 
 Run: ``python benchmarks/bench_subword_sizes.py``; writes
-``benchmarks/results/subword-sizes.json``. One seed per size: a difference smaller than the
-seed spread of chapter 11's controls is not a finding.
+``seq2seq_lib/results/subword-sizes-quick.json``, which chapter 11 prints
+(:func:`seq2seq_lib.ablation.read_subword_sizes`). One seed per size: a difference smaller than
+the seed spread of chapter 11's controls is not a finding.
 """
 
 from __future__ import annotations
@@ -31,6 +33,13 @@ import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU 
 import torch  # noqa: E402
 from _machine import machine  # noqa: E402
 
+from seq2seq_lib.ablation import (  # noqa: E402
+    SIZE_TOLERANCE,
+    SizeRow,
+    choose_subword_size,
+    subword_sizes_path,
+)
+from seq2seq_lib.atomic import atomic_file  # noqa: E402
 from seq2seq_lib.corpus import find_corpus, read_pairs  # noqa: E402
 from seq2seq_lib.device import setup  # noqa: E402
 from seq2seq_lib.evaluation import bleu  # noqa: E402
@@ -39,24 +48,13 @@ from seq2seq_lib.subwords import subword_data  # noqa: E402
 from seq2seq_lib.training import fit  # noqa: E402
 
 SAMPLE_SEED = 0
-TOLERANCE = 1.0
-"""BLEU within which sizes count as equally good: the validation BLEU of one variant over
-three seeds spans 0.7 to 5.6 points in chapter 11's controls, so a smaller gap between two
-single runs is no evidence."""
-
-
-def choose(rows: dict[int, dict]) -> int:
-    """The cheapest size (fewest symbols) whose validation BLEU is within :data:`TOLERANCE`
-    of the best: more symbols cost more per update (a larger output layer)."""
-    best = max(row["valid_bleu"] for row in rows.values())
-    return min(size for size, row in rows.items() if row["valid_bleu"] >= best - TOLERANCE)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 4000, 8000])
     parser.add_argument("--valid-sources", type=int, default=1000)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/subword-sizes.json")
+    parser.add_argument("--out", type=Path, default=subword_sizes_path("quick"))
     args = parser.parse_args()
     run = setup("cpu", "quick")
     raw = read_pairs(find_corpus())
@@ -85,12 +83,17 @@ def main() -> None:
         print(f"{size:>6} symbols: {seconds / history['updates'] * 1000:.0f} ms/update, "
               f"valid loss {rows[size]['valid_loss']:.2f}, valid BLEU {valid.score:.1f} "
               f"({valid.signature})", flush=True)
-    best = choose(rows)
+    best = choose_subword_size([
+        SizeRow(symbols=size, target_tokens_per_sentence=r["target_tokens_per_sentence"],
+                seconds_per_update=r["seconds_per_update"], valid_bleu=r["valid_bleu"],
+                signature=r["signature"]) for size, r in rows.items()])
+    rule = " ".join(choose_subword_size.__doc__.split()).replace(
+        ":data:`SIZE_TOLERANCE`", f"{SIZE_TOLERANCE} BLEU")
     result = {"about": __doc__.splitlines()[0], "recipe": "chapter 8's Bahdanau translator, "
               "quick profile, seed 0", "rows": rows, "chosen_on_validation": best,
-              "rule": choose.__doc__.replace(":data:`TOLERANCE`", f"{TOLERANCE} BLEU"),
-              "machine": machine()}
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+              "rule": rule, "machine": machine()}
+    with atomic_file(args.out, "w") as handle:
+        handle.write(json.dumps(result, indent=2) + "\n")
     print(f"chosen on validation: {best} symbols; wrote {args.out.relative_to(ROOT)}")
 
 

@@ -16,7 +16,9 @@ results file with provenance) both call the functions below, so they measure the
 Which models one run of the chapter trains and which rows it reads from a results file is
 decided by :func:`plan_ablation`; :func:`measure_rows` measures the trained ones and makes the
 table, :func:`stored_control_groups` reads the controls; both report on stderr, and only
-then, a row measured here that differs from its stored copy.
+then, a row measured here that differs from its stored copy. :func:`read_subword_sizes` reads
+the measurement that chose the number of BPE symbols of the subword translator
+(``benchmarks/bench_subword_sizes.py`` writes it; :func:`choose_subword_size` is its rule).
 """
 
 from __future__ import annotations
@@ -283,6 +285,59 @@ def results_path(profile: str, *, controls: bool = False) -> Path:
     env = os.environ.get(ENV_RESULTS)
     folder = Path(env) if env else Path(str(resources.files(__package__).joinpath("results")))
     return folder / f"translator-{'controls-' * controls}{profile}.json"
+
+
+#: BLEU within which two vocabulary sizes count as equally good (:func:`choose_subword_size`):
+#: the validation BLEU of one variant over three seeds spans 0.7 to 5.6 points in chapter
+#: 11's controls, so a smaller gap between two single runs is no evidence.
+SIZE_TOLERANCE = 1.0
+
+
+@dataclass
+class SizeRow:
+    """The subword translator trained with ``symbols`` BPE symbols per language (one run)."""
+
+    symbols: int
+    target_tokens_per_sentence: float  # subwords per English training sentence, <eos> included
+    seconds_per_update: float
+    valid_bleu: float
+    signature: str  # sacrebleu's signature of ``valid_bleu``
+
+
+def choose_subword_size(rows: Sequence[SizeRow]) -> int:
+    """The cheapest size (fewest symbols) whose validation BLEU is within
+    :data:`SIZE_TOLERANCE` of the best: more symbols cost more per update (a larger output
+    layer)."""
+    best = max(row.valid_bleu for row in rows)
+    return min(row.symbols for row in rows if row.valid_bleu >= best - SIZE_TOLERANCE)
+
+
+def subword_sizes_path(profile: str = "quick") -> Path:
+    """The file ``subword-sizes-<profile>.json`` beside the translator results
+    (:func:`results_path`); it may not exist."""
+    return results_path(profile).with_name(f"subword-sizes-{profile}.json")
+
+
+def read_subword_sizes(path: str | os.PathLike[str]) -> tuple[list[SizeRow], dict[str, Any]]:
+    """Read a subword-sizes file: its rows, smallest size first, and the whole dict
+    (recipe, machine, how the rule was fixed)."""
+    results = json.loads(Path(path).read_text(encoding="utf-8"))
+    try:
+        rows = [SizeRow(symbols=int(size), target_tokens_per_sentence=r[
+                    "target_tokens_per_sentence"], seconds_per_update=r["seconds_per_update"],
+                        valid_bleu=r["valid_bleu"], signature=r["signature"])
+                for size, r in results["rows"].items()]
+    except (KeyError, TypeError, ValueError) as err:
+        raise ValueError(f"{Path(path).name} is not a subword-sizes file: {err}") from None
+    return sorted(rows, key=lambda r: r.symbols), results
+
+
+def subword_size_table(rows: Sequence[SizeRow]) -> Table:
+    """Symbols per language, subwords per English sentence, time per update, validation BLEU."""
+    return Table.from_rows(
+        ("symbols", "subwords/sentence", "ms/update", "valid BLEU"),
+        [(f"{r.symbols:,}", f"{r.target_tokens_per_sentence:.2f}",
+          f"{1000 * r.seconds_per_update:.0f}", f"{r.valid_bleu:.1f}") for r in rows])
 
 
 def provenance_summary(results: Mapping[str, Any]) -> str:

@@ -57,6 +57,37 @@ def test_read_results_rejects_other_json(tmp_path):
         ablation.read_results(bad)
 
 
+def size_row(symbols, valid_bleu, seconds=0.3):
+    return ablation.SizeRow(symbols, 8.0, seconds, valid_bleu, "nrefs:var|case:mixed")
+
+
+def test_the_subword_size_is_the_cheapest_within_the_tolerance_of_the_best():
+    tol = ablation.SIZE_TOLERANCE
+    rows = [size_row(2000, 30.0), size_row(4000, 33.0), size_row(8000, 33.0 + tol / 2)]
+    assert ablation.choose_subword_size(rows) == 4000
+    rows[1] = size_row(4000, 33.0 - tol)  # just outside: the best size wins
+    assert ablation.choose_subword_size(rows[::-1]) == 8000
+    rows[0] = size_row(2000, 33.5)  # the smallest size is best: taken
+    assert ablation.choose_subword_size(rows) == 2000
+
+
+def test_the_stored_subword_sizes_give_the_chapters_size():
+    rows, whole = ablation.read_subword_sizes(ablation.subword_sizes_path("quick"))
+    assert [r.symbols for r in rows] == sorted(r.symbols for r in rows) and len(rows) >= 2
+    assert ablation.choose_subword_size(rows) == ch11.SUBWORD_SYMBOLS
+    assert whole["chosen_on_validation"] == ch11.SUBWORD_SYMBOLS
+    assert all(r.signature.startswith("nrefs:") and "case:mixed" in r.signature for r in rows)
+    table = ablation.subword_size_table(rows)
+    assert table.header[0] == "symbols" and f"{ch11.SUBWORD_SYMBOLS:,}" in table
+
+
+def test_read_subword_sizes_rejects_other_json(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"rows": {"2000": {"valid_bleu": 1.0}}}))
+    with pytest.raises(ValueError, match="not a subword-sizes file"):
+        ablation.read_subword_sizes(bad)
+
+
 def test_rows_of_an_untrained_model_are_measured_on_the_right_splits(tiny_translation_data):
     from seq2seq_lib.attention_seq2seq import TranslatorConfig, TranslatorModel
     from seq2seq_lib.cache import Trained
