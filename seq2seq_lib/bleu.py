@@ -358,19 +358,23 @@ def sentence_bleu(
 
 def d2l_bleu(pred_tokens: Sequence[str], label_tokens: Sequence[str], k: int) -> float:
     r"""d2l's sentence BLEU: :math:`\exp(\min(0, 1 - \frac{\text{len}_\text{label}}
-    {\text{len}_\text{pred}})) \prod_{n=1}^{k} p_n^{1/2^n}`, in 0–1.
+    {\text{len}_\text{pred}})) \prod_{n=1}^{\min(k, \text{len}_\text{pred})}
+    p_n^{1/2^n}`, in 0–1.
 
-    One reference, clipped precisions :math:`p_n` up to order ``k``, weights
-    :math:`1/2^n` (longer n-grams weigh more, since :math:`p_n^{1/2^n}` grows as the weight
-    shrinks), no smoothing. Needs ``len(pred_tokens) >= k`` (d2l would divide by zero).
+    One reference, clipped precisions :math:`p_n`, weights :math:`1/2^n` (longer n-grams
+    weigh more, since :math:`p_n^{1/2^n}` grows as the weight shrinks), no smoothing. As in
+    d2l's code, the product stops at the prediction's length: a prediction shorter than
+    ``k`` tokens is scored on the orders it has (its own kind of effective order). An empty
+    prediction raises :class:`ValueError` (the brevity penalty divides by its length; d2l's
+    space-split strings are never empty).
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    if len(pred_tokens) < k:
-        raise ValueError(f"the prediction has {len(pred_tokens)} tokens; d2l_bleu needs >= k={k}")
+    if not pred_tokens:
+        raise ValueError("the prediction is empty; d2l_bleu divides by its length")
     len_pred, len_label = len(pred_tokens), len(label_tokens)
     score = math.exp(min(0.0, 1 - len_label / len_pred))
-    for n in range(1, k + 1):
+    for n in range(1, min(k, len_pred) + 1):
         matches, total = clipped_precision(pred_tokens, [label_tokens], n)
         score *= (matches / total) ** (0.5**n)
     return score

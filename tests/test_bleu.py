@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import collections
 import math
+import random
 from collections import Counter
 
 import pytest
@@ -242,8 +244,42 @@ def test_d2l_bleu():
     assert bleu.d2l_bleu(pred, label, 2) == pytest.approx((3 / 4) ** 0.5 * (1 / 3) ** 0.25)
     assert bleu.d2l_bleu("va !".split(), "va !".split(), 2) == 1.0
     assert bleu.d2l_bleu(["a"], ["a", "b"], 1) == pytest.approx(math.exp(1 - 2))
-    with pytest.raises(ValueError, match="needs"):
-        bleu.d2l_bleu(["a"], ["a", "b"], 2)
+    # shorter than k: scored on the orders it has, as d2l's loop to min(k, len_pred) does
+    assert bleu.d2l_bleu(["a"], ["a", "b"], 2) == bleu.d2l_bleu(["a"], ["a", "b"], 1)
+    assert bleu.d2l_bleu(["a", "c"], ["a", "b"], 4) == pytest.approx(0.5**0.5 * 0.0)
+    with pytest.raises(ValueError, match="empty"):
+        bleu.d2l_bleu([], ["a", "b"], 2)
+
+
+def _d2l_reference(pred_seq: str, label_seq: str, k: int) -> float:
+    """d2l's ``bleu`` (section 10.7), statement by statement: an independent reference."""
+    pred_tokens, label_tokens = pred_seq.split(" "), label_seq.split(" ")
+    len_pred, len_label = len(pred_tokens), len(label_tokens)
+    score = math.exp(min(0, 1 - len_label / len_pred))
+    for n in range(1, min(k, len_pred) + 1):
+        num_matches, label_subs = 0, collections.defaultdict(int)
+        for i in range(len_label - n + 1):
+            label_subs[" ".join(label_tokens[i : i + n])] += 1
+        for i in range(len_pred - n + 1):
+            if label_subs[" ".join(pred_tokens[i : i + n])] > 0:
+                num_matches += 1
+                label_subs[" ".join(pred_tokens[i : i + n])] -= 1
+        score *= math.pow(num_matches / (len_pred - n + 1), math.pow(0.5, n))
+    return score
+
+
+def test_d2l_bleu_equals_d2ls_code_on_random_sentences():
+    rng = random.Random(0)
+    words = "a b c d .".split()
+    short = 0
+    for _ in range(500):
+        pred = [rng.choice(words) for _ in range(rng.randint(1, 7))]
+        label = [rng.choice(words) for _ in range(rng.randint(1, 7))]
+        k = rng.randint(1, 4)
+        short += len(pred) < k
+        assert bleu.d2l_bleu(pred, label, k) == pytest.approx(
+            _d2l_reference(" ".join(pred), " ".join(label), k), abs=1e-12)
+    assert short > 20  # the short predictions, where the loop bound matters, were tried
 
 
 def test_precision_recall_f1_seed_004_example():
