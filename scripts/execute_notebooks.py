@@ -48,11 +48,13 @@ def sync_colab_cell(nb: nbformat.NotebookNode) -> None:
 
 
 def is_progress_bar(out: nbformat.NotebookNode) -> bool:
-    """A stderr stream of tqdm bar redraws (``\\r`` ... ``it/s]``), or only blank redraws."""
+    """A stderr stream of tqdm bar redraws (``\\r`` ... ``it/s]``, or ``s/it]`` when an
+    update takes longer than a second), or only blank redraws."""
     if out.output_type != "stream" or out.name != "stderr":
         return False
     text = out.text
-    return ("\r" in text and "it/s" in text) or (text.strip() == "" and "\r" in text)
+    rate = "it/s" in text or "s/it" in text
+    return ("\r" in text and rate) or (text.strip() == "" and "\r" in text)
 
 
 def clean(nb: nbformat.NotebookNode) -> None:

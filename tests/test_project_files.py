@@ -390,3 +390,18 @@ def test_the_hangul_font_covers_every_korean_character_of_the_book():
     assert not missing, f"not in the font (run scripts/make_hangul_font.py): {''.join(missing)}"
     assert font["name"].getDebugName(1) == FAMILY  # the OFL's reserved name is not used
     assert "SIL OPEN FONT LICENSE" in (OUTPUT.parent / "OFL.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("text", "dropped"), [
+    ("\r 10%|█         | 25/250 [00:03<00:30,  7.41it/s]", True),
+    ("\r 10%|█         | 25/250 [01:03<09:30,  2.53s/it]", True),  # a slow machine
+    ("\r\r", True),
+    ("warning: the text's claim does not hold\n", False),
+    ("50%|█████     | 5/10 no carriage return, it/s", False),
+])
+def test_progress_bars_are_dropped_from_stored_outputs_and_nothing_else(text, dropped):
+    from scripts.execute_notebooks import is_progress_bar
+
+    out = nbformat.v4.new_output("stream", name="stderr", text=text)
+    assert is_progress_bar(out) is dropped
+    assert not is_progress_bar(nbformat.v4.new_output("stream", name="stdout", text=text))
