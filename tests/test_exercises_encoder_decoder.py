@@ -11,7 +11,13 @@ from seq2seq_lib.exercises.ch06 import check_sequence_log_prob
 def correct(log_probs, targets, pad_id):
     mask = targets != pad_id
     token = log_probs.gather(-1, targets.masked_fill(~mask, 0).unsqueeze(-1)).squeeze(-1)
-    return (token * mask).sum(1)
+    return torch.where(mask, token, torch.zeros_like(token)).sum(1)
+
+
+def mask_multiplied(log_probs, targets, pad_id):
+    mask = targets != pad_id
+    token = log_probs.gather(-1, targets.masked_fill(~mask, 0).unsqueeze(-1)).squeeze(-1)
+    return (token * mask).sum(1)  # -inf * 0 = nan at padding
 
 
 def with_padding(log_probs, targets, pad_id):
@@ -40,6 +46,7 @@ def test_correct_solution_passes(capsys):
     ("fn", "message"),
     [
         (with_padding, "padding included"),
+        (mask_multiplied, "so multiplying by the mask does not remove them"),
         (mean_not_sum, "not a mean"),
         (detached, "not differentiable"),
         (scalar, "shape ()"),

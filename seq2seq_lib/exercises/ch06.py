@@ -9,6 +9,7 @@ tokens — and :func:`check_sequence_log_prob` compares it with
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -68,11 +69,12 @@ def _diagnose(
 
 @checker
 def check_sequence_log_prob(fn: ScoreFn, exercise: str = "Exercise 6.1") -> None:
-    """Check ``fn(log_probs (N,T,V), targets (N,T), pad_id) -> (N,)``.
+    r"""Check ``fn(log_probs (N,T,V), targets (N,T), pad_id) -> (N,)``.
 
     1. values equal the reference for several padding ids and lengths;
     2. the result has shape ``(N,)``, one score per sequence;
-    3. changing the log-probabilities at padding positions changes nothing;
+    3. changing the log-probabilities at padding positions changes nothing, even to
+       :math:`-\infty` (a mask multiplied in gives :math:`-\infty \cdot 0 =` NaN there);
     4. the gradient with respect to ``log_probs`` equals the reference.
 
     A solution that calls the library's version (:data:`SCORE_REFERENCES`) is refused.
@@ -91,6 +93,15 @@ def check_sequence_log_prob(fn: ScoreFn, exercise: str = "Exercise 6.1") -> None
         noisy[targets == pad_id] -= 3.0
         assert_close("your score after changing log-probs at padding positions",
                      fn(noisy, targets, pad_id), expected)
+        blocked = log_probs.clone()
+        blocked[targets == pad_id] = -math.inf
+        got = fn(blocked, targets, pad_id)
+        if torch.is_tensor(got) and bool(torch.isnan(got).any()):
+            raise AssertionError(
+                f"{exercise}: with log-probabilities of -inf at the padding positions your score "
+                "is NaN: -inf * 0 is NaN, so multiplying by the mask does not remove them. "
+                "Select with torch.where(mask, token, 0) instead.")
+        assert_close("your score with log-probs of -inf at padding positions", got, expected)
         leaf = log_probs.clone().requires_grad_(True)
         out = fn(leaf, targets, pad_id)
         assert_differentiable("your score", out)
