@@ -230,7 +230,7 @@ def bptt_paths() -> Card:
             back += [f"a_{k}", f"h_{k - 1}", f"c_{k - 1}"]
         card.band([nodes[n] for n in [*back, f"b_{t}", "W"]], colors[t], width)
     legend(card, 0.35, 3.3, [
-        (colors[1], r"$t=1$: $\vec\delta_1\vec x_1^\top$, through $\vec b_1$: the lecture's chain,"
+        (colors[1], r"$t=1$: $\vec\delta_1\vec x_1^\top$, through $\vec b_1$: the single chain,"
                     " the longest path"),
         (colors[2], r"$t=2$: $\vec\delta_2\vec x_2^\top$, through $\vec b_2$"),
         (colors[3], r"$t=3$: $\vec\delta_3\vec x_3^\top$, through $\vec b_3$: the shortest path")])
