@@ -298,16 +298,16 @@ class SizeRow:
     """The subword translator trained with ``symbols`` BPE symbols per language (one run)."""
 
     symbols: int
-    target_tokens_per_sentence: float  # subwords per English training sentence, <eos> included
-    seconds_per_update: float
+    parameters: int  # the embeddings and the output layer grow with the symbols
+    target_tokens_per_sentence: float  # subwords per English training sentence (no <eos>)
     valid_bleu: float
     signature: str  # sacrebleu's signature of ``valid_bleu``
 
 
 def choose_subword_size(rows: Sequence[SizeRow]) -> int:
     """The cheapest size (fewest symbols) whose validation BLEU is within
-    :data:`SIZE_TOLERANCE` of the best: more symbols cost more per update (a larger output
-    layer)."""
+    :data:`SIZE_TOLERANCE` of the best: more symbols cost more per update (larger embeddings
+    and output layer)."""
     best = max(row.valid_bleu for row in rows)
     return min(row.symbols for row in rows if row.valid_bleu >= best - SIZE_TOLERANCE)
 
@@ -323,8 +323,8 @@ def read_subword_sizes(path: str | os.PathLike[str]) -> tuple[list[SizeRow], dic
     (recipe, machine, how the rule was fixed)."""
     results = json.loads(Path(path).read_text(encoding="utf-8"))
     try:
-        rows = [SizeRow(symbols=int(size), target_tokens_per_sentence=r[
-                    "target_tokens_per_sentence"], seconds_per_update=r["seconds_per_update"],
+        rows = [SizeRow(symbols=int(size), parameters=r["parameters"],
+                        target_tokens_per_sentence=r["target_tokens_per_sentence"],
                         valid_bleu=r["valid_bleu"], signature=r["signature"])
                 for size, r in results["rows"].items()]
     except (KeyError, TypeError, ValueError) as err:
@@ -333,11 +333,11 @@ def read_subword_sizes(path: str | os.PathLike[str]) -> tuple[list[SizeRow], dic
 
 
 def subword_size_table(rows: Sequence[SizeRow]) -> Table:
-    """Symbols per language, subwords per English sentence, time per update, validation BLEU."""
+    """Symbols per language, parameters, subwords per English sentence, validation BLEU."""
     return Table.from_rows(
-        ("symbols", "subwords/sentence", "ms/update", "valid BLEU"),
-        [(f"{r.symbols:,}", f"{r.target_tokens_per_sentence:.2f}",
-          f"{1000 * r.seconds_per_update:.0f}", f"{r.valid_bleu:.1f}") for r in rows])
+        ("symbols", "parameters", "subwords/sentence", "valid BLEU"),
+        [(f"{r.symbols:,}", f"{r.parameters:,}", f"{r.target_tokens_per_sentence:.2f}",
+          f"{r.valid_bleu:.1f}") for r in rows])
 
 
 def provenance_summary(results: Mapping[str, Any]) -> str:

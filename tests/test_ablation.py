@@ -57,8 +57,8 @@ def test_read_results_rejects_other_json(tmp_path):
         ablation.read_results(bad)
 
 
-def size_row(symbols, valid_bleu, seconds=0.3):
-    return ablation.SizeRow(symbols, 8.0, seconds, valid_bleu, "nrefs:var|case:mixed")
+def size_row(symbols, valid_bleu):
+    return ablation.SizeRow(symbols, 1000 * symbols, 8.0, valid_bleu, "nrefs:var|case:mixed")
 
 
 def test_the_subword_size_is_the_cheapest_within_the_tolerance_of_the_best():
