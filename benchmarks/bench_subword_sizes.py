@@ -39,8 +39,8 @@ from seq2seq_lib.ablation import (  # noqa: E402
     SAMPLE_SEED,
     SIZE_TOLERANCE,
     VALID_LIMIT,
-    SizeRow,
     choose_subword_size,
+    size_rows,
     subword_sizes_path,
 )
 from seq2seq_lib.atomic import atomic_file  # noqa: E402
@@ -92,11 +92,7 @@ def main() -> None:
         print(f"{size:>6} symbols: {seconds / history['updates'] * 1000:.0f} ms/update, "
               f"valid loss {rows[size]['valid_loss']:.2f}, valid BLEU {valid.score:.1f} "
               f"({valid.signature})", flush=True)
-    best = choose_subword_size([
-        SizeRow(symbols=size, parameters=r["parameters"],
-                target_tokens_per_sentence=r["target_tokens_per_sentence"],
-                valid_bleu=r["valid_bleu"], signature=r["signature"])
-        for size, r in rows.items()])
+    best = choose_subword_size(size_rows(rows))
     rule = " ".join(choose_subword_size.__doc__.split()).replace(
         ":data:`SIZE_TOLERANCE`", f"{SIZE_TOLERANCE} BLEU")
     result = {"about": __doc__.splitlines()[0], "recipe": "chapter 8's Bahdanau translator, "

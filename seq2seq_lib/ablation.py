@@ -323,13 +323,19 @@ def read_subword_sizes(path: str | os.PathLike[str]) -> tuple[list[SizeRow], dic
     (recipe, machine, how the rule was fixed)."""
     results = json.loads(Path(path).read_text(encoding="utf-8"))
     try:
-        rows = [SizeRow(symbols=int(size), parameters=r["parameters"],
-                        target_tokens_per_sentence=r["target_tokens_per_sentence"],
-                        valid_bleu=r["valid_bleu"], signature=r["signature"])
-                for size, r in results["rows"].items()]
+        rows = size_rows(results["rows"])
     except (KeyError, TypeError, ValueError) as err:
         raise ValueError(f"{Path(path).name} is not a subword-sizes file: {err}") from None
-    return sorted(rows, key=lambda r: r.symbols), results
+    return rows, results
+
+
+def size_rows(rows: Mapping[Any, Mapping[str, Any]]) -> list[SizeRow]:
+    """The ``{size: measurements}`` of a subword-sizes file as rows (:class:`SizeRow`), smallest
+    size first."""
+    return sorted((SizeRow(symbols=int(size), parameters=r["parameters"],
+                           target_tokens_per_sentence=r["target_tokens_per_sentence"],
+                           valid_bleu=r["valid_bleu"], signature=r["signature"])
+                   for size, r in rows.items()), key=lambda r: r.symbols)
 
 
 def subword_size_table(rows: Sequence[SizeRow]) -> Table:
