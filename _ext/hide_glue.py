@@ -4,17 +4,18 @@ A chapter pastes numbers from its outputs into the text with ``glue("name", valu
 in its code cells, and checks each sentence that states a result with
 ``claim(holds, sentence, run)``. They matter to the notebook, which must compute every number
 it quotes and stop when the text no longer says what the outputs say, but on the page they
-are noise, often right under a plot. In the book (not in the notebook edition, where they
-stay runnable) each cell's displayed source loses:
+are noise, often right under a plot. In the book each cell's displayed source loses:
 
 * every statement that is a ``glue(...)`` or ``claim(...)`` call, with the comment lines
-  right above it;
+  right above it, and the import of the two;
 * a ``for``/``if``/``with`` block left with nothing but such calls;
 * the whole cell input when nothing but comments remains, or when the cell says it only
   feeds the prose (its first line is :data:`PROSE_ONLY`, a comment).
 
 The source is parsed with :mod:`ast`, so a call that spans several lines goes as a whole;
-a cell that does not parse (none should) is shown as it is.
+a cell that does not parse (none should) is shown as it is. The notebook edition
+(``scripts/make_edition.py``) removes the same statements from the code it runs, where the
+text has the values pasted in.
 """
 
 from __future__ import annotations
@@ -29,10 +30,14 @@ from sphinx.application import Sphinx
 GLUE = "glue"
 #: The calls hidden from the book's code cells: pasting a number, checking a sentence.
 HIDDEN = (GLUE, "claim")
+GLUE_MODULE = "seq2seq_lib.glue"
 PROSE_ONLY = "# the numbers quoted in the text below"
 
 
 def _is_glue(stmt: ast.stmt) -> bool:
+    """A ``glue(...)`` or ``claim(...)`` call, or the import of the two."""
+    if isinstance(stmt, ast.ImportFrom):
+        return stmt.module == GLUE_MODULE
     call = stmt.value if isinstance(stmt, ast.Expr) else None
     return (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
             and call.func.id in HIDDEN)
@@ -73,10 +78,11 @@ def _spans(body: list[ast.stmt], lines: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def strip_glue(source: str) -> str:
+def strip_glue(source: str, *, keep_prose_only: bool = False) -> str:
     """``source`` without its glue and claim calls (module docstring); unchanged if it does
-    not parse."""
-    if source.startswith(PROSE_ONLY):
+    not parse. A cell that only feeds the prose becomes empty, unless ``keep_prose_only``
+    (the notebook edition, which runs the code: it keeps what the cell computes)."""
+    if source.startswith(PROSE_ONLY) and not keep_prose_only:
         return ""
     try:
         tree = ast.parse(source)
@@ -110,7 +116,7 @@ def hide_glue(app: Sphinx, doctree: nodes.document) -> None:
             continue
         for block in list(container.findall(nodes.literal_block)):
             text = block.astext()
-            if not any(name + "(" in text for name in HIDDEN):
+            if GLUE_MODULE not in text and not any(name + "(" in text for name in HIDDEN):
                 continue
             shown = strip_glue(text)
             if not shown:

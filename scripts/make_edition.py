@@ -18,8 +18,12 @@ is the same chapter translated into what those front ends understand:
 * an exercise is a heading "Exercise N.M (title)", numbered as in the book; its solution
   (prose, code and stored outputs) is folded into one ``<details>`` block that the reader
   opens by clicking, so "Run all" never runs it;
-* every other code cell is the chapter's own, with its stored outputs: what a reader runs is
-  what CI re-executed. One short note under the title links to the book's page.
+* an admonition of class ``dropdown`` (side detail the book folds) is folded the same way;
+* every other code cell is the chapter's own, with its stored outputs, less what the book
+  hides too (``_ext/hide_glue.py``): the ``glue(...)`` calls that paste numbers into the
+  text (pasted here already) and the ``claim(...)`` calls that check its sentences. A cell
+  that only computes the numbers quoted in the text stays (what follows may use it), with
+  its code folded. One short note under the title links to the book's page.
 
 Anything else in MyST syntax stops the script with an error, so the edition never shows raw
 markup. The script is deterministic (``--check`` and the tests compare bytes).
@@ -28,6 +32,7 @@ markup. The script is deterministic (``--check`` and the tests compare bytes).
 from __future__ import annotations
 
 import argparse
+import ast
 import base64
 import html
 import importlib.util
@@ -40,6 +45,9 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))
+from hide_glue import PROSE_ONLY, strip_glue  # noqa: E402  (the book's own rule)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
@@ -289,10 +297,20 @@ class Chapter:
                            + f"\n\n*{caption}*")
             elif piece.name == "admonition":
                 body = self.markdown(piece.body)
-                out.append(quote(f"**{replace_roles(piece.argument, self.glued)}**\n\n{body}"))
+                title = replace_roles(piece.argument, self.glued)
+                if "dropdown" in piece.options.get("class", "").split():
+                    out.append(folded(title, body))
+                else:
+                    out.append(quote(f"**{title}**\n\n{body}"))
             else:
                 raise EditionError(f"the {{{piece.name}}} directive has no translation")
         return "".join(out)
+
+
+def folded(title: str, body: str) -> str:
+    """``body`` folded under ``title``: the reader clicks to open it (Markdown inside works
+    in Jupyter and Colab when blank lines surround it)."""
+    return f"<details>\n<summary><b>{title}</b> (click to open)</summary>\n\n{body}\n\n</details>"
 
 
 def _outputs_as_markdown(cell: nbformat.NotebookNode) -> str:
@@ -382,12 +400,16 @@ def translate(path: Path) -> nbformat.NotebookNode:
     for cell in nb.cells:
         if cell.cell_type == "code":
             if solution is not None:
-                solution.append(_code(cell.source.rstrip("\n")))
+                shown_code = strip_glue(cell.source.rstrip("\n"))
+                if shown_code:
+                    solution.append(_code(shown_code))
                 shown = _outputs_as_markdown(cell)
                 if shown:
                     solution.append(shown)
             else:
-                cells.append(_copy_code_cell(cell))
+                copied = _copy_code_cell(cell)
+                if copied is not None:
+                    cells.append(copied)
             continue
         text = cell.source
         while text:
@@ -420,13 +442,52 @@ def translate(path: Path) -> nbformat.NotebookNode:
     return edition
 
 
-def _copy_code_cell(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
+#: The first line of a cell that only computes numbers quoted in the text: a Colab form
+#: title (Colab shows the title and folds the code; JupyterLab folds it by the metadata).
+PROSE_ONLY_TITLE = "# @title The numbers quoted in the text below"
+
+
+def _is_glue_output(output: nbformat.NotebookNode) -> bool:
+    data = output.get("data", {})
+    return bool(data) and all(key.startswith(GLUE_PREFIX) for key in data)
+
+
+def edition_code(source: str) -> tuple[str, bool]:
+    """What the edition runs of a chapter's code cell, and whether it only feeds the prose:
+    the source without its glue and claim calls (and their import)."""
+    prose_only = source.startswith(PROSE_ONLY)
+    code = strip_glue(source, keep_prose_only=True)
+    if prose_only and code:
+        first, _, body = code.partition("\n")
+        rest = first[len(PROSE_ONLY):] if first.startswith(PROSE_ONLY) else ""
+        if not first.startswith(PROSE_ONLY):  # its comment went with a glue call below it
+            body = code
+        code = PROSE_ONLY_TITLE + rest + "\n" + body.lstrip("\n")
+    if code != source:
+        try:
+            ast.parse(code)
+        except SyntaxError as error:
+            raise EditionError(f"removing glue/claim calls breaks this cell:\n{source}") from error
+    return code, prose_only
+
+
+def _copy_code_cell(cell: nbformat.NotebookNode) -> nbformat.NotebookNode | None:
+    """The edition's copy of a code cell (None when nothing but glue and claim calls is
+    left: such a cell prints nothing)."""
+    code, prose_only = edition_code(cell.source)
+    outputs = [out for out in cell.outputs if not _is_glue_output(out)]
+    if not code:
+        if outputs:
+            raise EditionError(f"a cell of glue and claim calls only prints:\n{cell.source}")
+        return None
     metadata = dict(cell.metadata)
-    if "hide-cell" in metadata.get("tags", []):  # the book folds it; so does JupyterLab
+    if "hide-cell" in metadata.get("tags", []) or prose_only:  # folded in JupyterLab
         metadata["jupyter"] = {"source_hidden": True}
-    copy = nbformat.v4.new_code_cell(cell.source, metadata=metadata,
+    if prose_only:
+        metadata["cellView"] = "form"  # Colab: the title shown, the code folded
+    copy = nbformat.v4.new_code_cell(code, metadata=metadata,
                                      execution_count=cell.execution_count)
-    copy.outputs = cell.outputs
+    copy.outputs = outputs
     return copy
 
 

@@ -51,6 +51,19 @@ def test_strip_glue_keeps_code_without_glue_and_hides_prose_only_cells():
     assert hide_glue.strip_glue("glue(") == "glue("  # does not parse: shown as it is
 
 
+def test_strip_glue_removes_the_import_and_can_keep_a_prose_only_cells_code():
+    imports = ("import torch\n\nfrom seq2seq_lib import beam\n"
+               "from seq2seq_lib.glue import claim, glue  # claim: checks a sentence\n"
+               "from seq2seq_lib.glued import other")
+    assert hide_glue.strip_glue(imports) == ("import torch\n\nfrom seq2seq_lib import beam\n"
+                                             "from seq2seq_lib.glued import other")
+    prose = hide_glue.PROSE_ONLY + "\nx = 1\nglue('x', x)\nprint(x)"
+    assert hide_glue.strip_glue(prose, keep_prose_only=True) == (
+        hide_glue.PROSE_ONLY + "\nx = 1\nprint(x)")
+    assert hide_glue.strip_glue(hide_glue.PROSE_ONLY + "\nglue('x', 1)",
+                                keep_prose_only=True) == ""
+
+
 def test_author_year_labels():
     labels = _extension("bibliography_labels")
     from pybtex.database import parse_string
@@ -65,7 +78,7 @@ def test_author_year_labels():
     assert got == ["Cho et al., 2014a", "Sutskever & Vinyals, 2014", "Post, 2018"]
 
 
-def test_no_glue_or_claim_call_is_visible_in_the_built_book():
+def test_no_glue_or_claim_call_or_their_import_is_visible_in_the_built_book():
     html = ROOT / "_build" / "html" / "chapters"
     if not html.is_dir():
         skip_or_fail("the book is not built (run: jupyter-book build -W -n --keep-going .)")
@@ -73,7 +86,7 @@ def test_no_glue_or_claim_call_is_visible_in_the_built_book():
     for page in sorted(html.glob("*.html")):
         for cell in re.findall(r'<div class="cell_input.*?</pre>', page.read_text("utf-8"), re.S):
             text = re.sub(r"<[^>]+>", "", cell)
-            if re.search(r"^\s*(glue|claim)\(", text, re.M):
+            if re.search(r"^\s*((glue|claim)\(|from seq2seq_lib\.glue import)", text, re.M):
                 shown.append(page.name)
     assert shown == [], f"glue or claim calls shown on {sorted(set(shown))}"
 

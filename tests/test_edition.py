@@ -21,7 +21,7 @@ import pytest
 from helpers import ROOT, missing, serve_and_browse, skip_or_fail, wait_for
 
 from scripts import make_edition
-from scripts.make_edition import EditionError, translate
+from scripts.make_edition import EditionError, strip_glue, translate
 from scripts.nbtools import chapter_paths, figure_directives
 
 HTML = ROOT / "_build" / "html"
@@ -96,17 +96,29 @@ def test_every_figure_is_embedded_as_a_png(path):
 def test_every_solution_is_folded_and_code_cells_are_the_chapters(path):
     chapter, ed = nbformat.read(path, as_version=4), edition(path)
     solutions = solution_sources(chapter)
-    folded = [c for c in markdown(ed) if c.startswith("<details>")]
+    folded = [c for c in markdown(ed) if c.startswith("<details>\n<summary><b>Solution to ")]
     starts = len(re.findall(r"\{solution-start\}", "\n".join(markdown(chapter))))
     assert len(folded) == starts >= 3, f"{path.name}: {len(folded)} folded of {starts} solutions"
     for cell in folded:
         assert cell.startswith("<details>\n<summary><b>Solution to Exercise ")
         assert cell.endswith("\n</details>") and cell.count("<details>") == 1
-    for source in solutions:  # a solution's code is shown folded, not as a code cell
-        assert any(source.rstrip("\n") in cell for cell in folded)
-    kept = [c for c in chapter.cells if c.cell_type == "code" and c.source not in solutions]
+    for source in solutions:  # a solution's code is shown folded (as the book shows it)
+        shown = strip_glue(source.rstrip("\n"))
+        assert not shown or any(shown in cell for cell in folded)
+    # every other code cell is the chapter's, less the glue and claim calls the book hides too
+    kept = []
+    for cell in chapter.cells:
+        if cell.cell_type == "code" and cell.source not in solutions:
+            code, _ = make_edition.edition_code(cell.source)
+            outputs = [o for o in cell.outputs if not make_edition._is_glue_output(o)]
+            if code:
+                kept.append((code, outputs))
+            else:
+                assert outputs == [], f"{path.name}: a dropped cell printed"
     code = [c for c in ed.cells if c.cell_type == "code"]
-    assert [(c.source, c.outputs) for c in code] == [(c.source, c.outputs) for c in kept]
+    assert [(c.source, c.outputs) for c in code] == kept
+    for cell in code:  # what only pastes numbers or checks sentences is gone
+        assert not re.search(r"^\s*(glue|claim)\(|seq2seq_lib\.glue", cell.source, re.M), cell.source
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
@@ -201,6 +213,38 @@ def test_display_math_in_an_admonition_stays_one_formula(tmp_path):
     path = _chapter(tmp_path, md("# Demo"),
                     md("```{admonition} Careful\n:class: warning\nA formula:\n$$\na\n= b\n$$\nEnd.\n```"))
     assert translate(path).cells[-1].source == "> **Careful**\n>\n> A formula:\n> $$a = b$$\n> End."
+
+
+def test_glue_and_claim_calls_go_and_a_cell_that_feeds_the_prose_is_folded(tmp_path):
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    imports = code("import math\n\nfrom seq2seq_lib.glue import claim, glue  # claim: checks")
+    shown = code("x = 2\n# the value the text quotes\nglue('x', f'{x}')\nprint(x)")
+    shown.outputs = [_glued("x", "2").outputs[0],
+                     nbformat.v4.new_output("stream", name="stdout", text="2\n")]
+    prose = code("# the numbers quoted in the text below (rounded)\ny = x + 1\n"
+                 "glue('y', f'{y}')\nclaim(y > x, 'y is larger', run)")
+    path = _chapter(tmp_path, md("# Demo"), imports, shown, _glued("z", "3"), prose,
+                    md("{glue:text}`x`, {glue:text}`z`"))
+    cells = translate(path).cells
+    assert [c.cell_type for c in cells] == ["markdown", "markdown", "code", "code", "code",
+                                            "markdown"]  # the glue-only cell is gone
+    assert cells[2].source == "import math"
+    assert cells[3].source == "x = 2\nprint(x)"
+    assert [o.output_type for o in cells[3].outputs] == ["stream"]
+    assert cells[4].source == ("# @title The numbers quoted in the text below (rounded)\n"
+                               "y = x + 1")
+    assert cells[4].metadata["cellView"] == "form"
+    assert cells[4].metadata["jupyter"] == {"source_hidden": True}
+    assert cells[5].source == "2, 3"  # the values the book pastes
+
+
+def test_a_dropdown_admonition_is_folded(tmp_path):
+    md = nbformat.v4.new_markdown_cell
+    path = _chapter(tmp_path, md("# Demo"),
+                    md("Before.\n```{admonition} More detail\n:class: dropdown\nHidden *text*.\n```"))
+    assert translate(path).cells[-1].source == (
+        "Before.\n<details>\n<summary><b>More detail</b> (click to open)</summary>\n\n"
+        "Hidden *text*.\n\n</details>")
 
 
 # -- rendered as Jupyter renders it ----------------------------------------------------------
