@@ -274,11 +274,20 @@ def gru_cell() -> Card:
     card.text(0.45, top, r"$\mathbf{H}_{t-1}$")
     keep_z = card.op(6.0, top, r"$\odot$", color=KEEP)
     plus = card.op(7.1, top, "$+$", color=KEEP)
-    r_gate, z_gate = gate_row(card, [(1.2, top), (1.2, bus)], 1.75, bus,
-                              [(2.4, r"$\sigma$", ORANGE), (3.8, r"$\sigma$", ORANGE)])
+    # The gates read [X_t, H_{t-1}] from the bus; the candidate reads X_t alone, on its own
+    # line below the bus, and H_{t-1} only through the reset gate's product.
+    r_gate, z_gate = (card.box(x, bus + 0.85, r"$\sigma$", w=0.62, h=0.4, color=ORANGE)
+                      for x in (2.4, 3.8))
+    card.arrow((1.2, top), (1.2, bus), (z_gate.x, bus), z_gate)
+    card.arrow((r_gate.x, bus), r_gate)
+    dot(card, r_gate.x, bus)
+    x_in, x_split = 1.75, bus - 0.35
+    card.arrow((x_in, bus - 0.6), (x_in, x_split), head=False)
+    card.arrow((x_in, x_split), (x_in, bus))  # X_t joins the bus from below
+    dot(card, x_in, x_split)
+    card.text(x_in, bus - 0.75, r"$\mathbf{X}_t$")
     cand = card.box(5.2, r_gate.y, r"$\tanh$", w=0.62, h=0.4, color=BLUE)
-    card.arrow((1.75, bus - 0.35), (cand.x, bus - 0.35), cand)  # X_t to the candidate
-    dot(card, 1.75, bus - 0.35)
+    card.arrow((x_in, x_split), (cand.x, x_split), cand)  # X_t to the candidate
     reset = card.op(2.4, 2.75, r"$\odot$")
     card.arrow(r_gate, reset)
     card.arrow((2.4, top), reset)
@@ -673,7 +682,8 @@ def beam_tree() -> Card:
                 frontier.append((prefix, node, p))
     best = max(frontier, key=lambda entry: entry[2])
     card.ring(best[1], GREEN)
-    card.text(best[1].x + 0.85, best[1].y, "best", size=SMALL + 1, color=GREEN, ha="left")
+    card.text(best[1].x + 0.85, best[1].y, "best of\nlast beam", size=SMALL + 1, color=GREEN,
+              ha="left")
     card.text(0.35, 0.3, "P(prefix) = P(its parent) × P(token | parent); "
               "solid: in the beam, dashed: pruned", size=SMALL, color=MUTED, ha="left")
     return card
@@ -772,9 +782,9 @@ def stage(card: Card, x: float, y: float, name: str, value: str, color: str) -> 
 def translator_pipeline() -> Card:
     """Chapter 11: from a French sentence to an English one, and the file that holds it all."""
     card = Card(9.0, 4.3)
-    sentence = "Nous avons perdu nos clés."
+    sentence = "Il fait froid dehors."  # and the chapter's translator's output for it:
     pieces = subwords.pre_tokenize(sentence)
-    output = subwords.pre_tokenize("We lost our keys.")
+    output = subwords.pre_tokenize("It's cold outside.")
     top = [stage(card, 1.2, 3.3, "input", sentence, MUTED),
            stage(card, 3.4, 3.3, "src_vocab.tokenize", " ".join(pieces[:3]) + " …", MUTED),
            stage(card, 5.6, 3.3, "encode_source", "subword ids + <eos>", MUTED),
@@ -792,7 +802,7 @@ def translator_pipeline() -> Card:
     card.arrow(ckpt.side("n", 3.3), bottom[0], dashed=True, color=ORANGE)
     card.text(4.5, 0.95, "load_translator: one file rebuilds the whole pipeline", size=SMALL,
               color=MUTED)
-    card.text(4.5, 4.0, 'seq2seq-translate translator-fr-en.pt "Nous avons perdu nos clés."',
+    card.text(4.5, 4.0, f'seq2seq-translate translator-fr-en.pt "{sentence}"',
               size=SMALL, mono=True)
     return card
 
