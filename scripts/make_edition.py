@@ -307,10 +307,23 @@ class Chapter:
         return "".join(out)
 
 
+_INLINE_CODE = re.compile(r"`([^`]+)`")
+
+
+def summary_html(title: str) -> str:
+    """A folded box's title as HTML: Markdown is not read inside ``<summary>``, so the title
+    is escaped (``<eos>`` would be taken for a tag) and its `code` spans become ``<code>``."""
+    parts = _INLINE_CODE.split(title)  # text, code, text, code, ...
+    return "".join(f"<code>{html.escape(p, quote=False)}</code>" if i % 2
+                   else html.escape(p, quote=False)
+                   for i, p in enumerate(parts))
+
+
 def folded(title: str, body: str) -> str:
     """``body`` folded under ``title``: the reader clicks to open it (Markdown inside works
     in Jupyter and Colab when blank lines surround it)."""
-    return f"<details>\n<summary><b>{title}</b> (click to open)</summary>\n\n{body}\n\n</details>"
+    return (f"<details>\n<summary><b>{summary_html(title)}</b> (click to open)</summary>\n\n"
+            f"{body}\n\n</details>")
 
 
 def _outputs_as_markdown(cell: nbformat.NotebookNode) -> str:

@@ -245,6 +245,10 @@ def test_a_dropdown_admonition_is_folded(tmp_path):
     assert translate(path).cells[-1].source == (
         "Before.\n<details>\n<summary><b>More detail</b> (click to open)</summary>\n\n"
         "Hidden *text*.\n\n</details>")
+    path = _chapter(tmp_path, md("# Demo"),
+                    md("```{admonition} Counting `<eos>` & more\n:class: dropdown\nBody.\n```"))
+    assert translate(path).cells[-1].source.startswith(
+        "<details>\n<summary><b>Counting <code>&lt;eos&gt;</code> &amp; more</b>")
 
 
 # -- rendered as Jupyter renders it ----------------------------------------------------------
