@@ -333,9 +333,9 @@ def _outputs_as_markdown(cell: nbformat.NotebookNode) -> str:
         if out.output_type == "stream":
             parts.append(out.text)
         elif out.output_type in ("display_data", "execute_result"):
-            data = out.get("data", {})
-            if any(k.startswith(GLUE_PREFIX) for k in data):
+            if _is_glue_output(out):
                 continue
+            data = out.get("data", {})
             if "image/png" in data:
                 parts.append(image("a plot of the solution", base64.b64decode(data["image/png"])))
             elif "text/plain" in data:
@@ -471,11 +471,11 @@ def edition_code(source: str) -> tuple[str, bool]:
     prose_only = source.startswith(PROSE_ONLY)
     code = strip_glue(source, keep_prose_only=True)
     if prose_only and code:
-        first, _, body = code.partition("\n")
-        rest = first[len(PROSE_ONLY):] if first.startswith(PROSE_ONLY) else ""
-        if not first.startswith(PROSE_ONLY):  # its comment went with a glue call below it
-            body = code
-        code = PROSE_ONLY_TITLE + rest + "\n" + body.lstrip("\n")
+        if code.startswith(PROSE_ONLY):  # the title keeps the rest of that comment line
+            first, _, body = code.partition("\n")
+            code = PROSE_ONLY_TITLE + first[len(PROSE_ONLY):] + "\n" + body.lstrip("\n")
+        else:  # the comment went with the glue call right below it
+            code = PROSE_ONLY_TITLE + "\n" + code
     if code != source:
         try:
             ast.parse(code)

@@ -236,6 +236,9 @@ def test_glue_and_claim_calls_go_and_a_cell_that_feeds_the_prose_is_folded(tmp_p
     assert cells[4].metadata["cellView"] == "form"
     assert cells[4].metadata["jupyter"] == {"source_hidden": True}
     assert cells[5].source == "2, 3"  # the values the book pastes
+    # the comment line right above a glue call goes with it; the title stays
+    assert make_edition.edition_code("# the numbers quoted in the text below\nglue('a', 1)\n"
+                                     "x = 2") == (make_edition.PROSE_ONLY_TITLE + "\nx = 2", True)
 
 
 def test_a_dropdown_admonition_is_folded(tmp_path):
