@@ -736,7 +736,7 @@ def bleu_matching() -> Card:
     """Chapter 10: clipping on "the the the ..." and the n-gram matches of candidate 1."""
     card = Card(9.0, 5.6)
     hyp, refs = THE7.split(), [r.split() for r in CAT_REFS]
-    card.text(0.35, 5.2, "clipping: a word counts at most as often as in one reference", size=SMALL + 1,
+    card.text(0.35, 5.2, "clipping: a word's count capped by one reference", size=SMALL + 1,
               ha="left")
     rows = [("hypothesis", hyp, clipped_matches(hyp, refs, 1))]
     rows += [(f"reference {i}", ref, [tok == "the" for tok in ref]) for i, ref in enumerate(refs, 1)]
