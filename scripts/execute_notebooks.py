@@ -57,17 +57,33 @@ def is_progress_bar(out: nbformat.NotebookNode) -> bool:
     return ("\r" in text and rate) or (text.strip() == "" and "\r" in text)
 
 
+def join_streams(outputs: list[nbformat.NotebookNode]) -> list[nbformat.NotebookNode]:
+    """Consecutive outputs of one stream (stdout, stderr) as one: on a busy machine the
+    kernel flushes a cell's printout in pieces, which the book would show as separate blocks
+    and a re-run would store split differently."""
+    joined: list[nbformat.NotebookNode] = []
+    for out in outputs:
+        last = joined[-1] if joined else None
+        if (last is not None and out.output_type == last.output_type == "stream"
+                and out.name == last.name):
+            last.text += out.text
+        else:
+            joined.append(out)
+    return joined
+
+
 def clean(nb: nbformat.NotebookNode) -> None:
     """Drop per-run metadata (timestamps, widget state) so diffs show only real changes.
 
     Stored tracebacks (only exercise stubs raise) are cut to their last line, the error itself:
     the frames name files on the machine that ran the notebook. nbval does not compare them.
     Training progress bars (tqdm's redrawn lines on stderr) are dropped: they are timings,
-    hundreds of lines long in the book, and differ on every run.
+    hundreds of lines long in the book, and differ on every run. What is left of a cell's
+    printout is stored as one output per stream (:func:`join_streams`).
     """
     for cell in nb.cells:
         if "outputs" in cell:
-            cell.outputs = [out for out in cell.outputs if not is_progress_bar(out)]
+            cell.outputs = join_streams([out for out in cell.outputs if not is_progress_bar(out)])
         for out in cell.get("outputs", []):
             if out.output_type == "error":
                 out.traceback = out.traceback[-1:]

@@ -405,3 +405,19 @@ def test_progress_bars_are_dropped_from_stored_outputs_and_nothing_else(text, dr
     out = nbformat.v4.new_output("stream", name="stderr", text=text)
     assert is_progress_bar(out) is dropped
     assert not is_progress_bar(nbformat.v4.new_output("stream", name="stdout", text=text))
+
+
+def test_a_printout_split_into_pieces_is_stored_as_one_output_per_stream():
+    from scripts.execute_notebooks import join_streams
+
+    def stream(name: str, text: str) -> nbformat.NotebookNode:
+        return nbformat.v4.new_output("stream", name=name, text=text)
+
+    shown = nbformat.v4.new_output("display_data", data={"text/plain": "x"})
+    joined = join_streams([stream("stdout", "a\n"), stream("stdout", "b\n"),
+                           stream("stderr", "w\n"), stream("stdout", "c\n"), shown,
+                           stream("stdout", "d\n"), stream("stdout", "e")])
+    assert [(o.output_type, o.get("name"), o.get("text")) for o in joined] == [
+        ("stream", "stdout", "a\nb\n"), ("stream", "stderr", "w\n"),
+        ("stream", "stdout", "c\n"), ("display_data", None, None),
+        ("stream", "stdout", "d\ne")]
