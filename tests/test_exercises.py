@@ -181,6 +181,18 @@ def test_check_segment_accepts_the_rank_rule_and_rejects_others(capsys):
 
     with pytest.raises(AssertionError, match="expected"):
         check_segment(most_frequent_last)
+    def replay_in_order(piece, ranks):  # the chapter's `segment`, not the rank rule
+        symbols = list(piece)
+        for left, right in sorted(ranks, key=ranks.get):
+            i = 0
+            while i < len(symbols) - 1:
+                if (symbols[i], symbols[i + 1]) == (left, right):
+                    symbols[i:i + 2] = [left + right]
+                i += 1
+        return symbols
+
+    with pytest.raises(AssertionError, match="'abcd'"):
+        check_segment(replay_in_order)
     with pytest.raises(AssertionError, match="spell"):
         check_segment(lambda piece, ranks: [piece, "x"])
     with pytest.raises(AssertionError, match="expected"):

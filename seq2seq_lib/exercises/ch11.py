@@ -106,14 +106,20 @@ def check_segment(fn: SegmentFn, exercise: str = "Exercise 11.4") -> None:
     adjacent pair of lowest rank (its leftmost occurrence first) until no learned merge
     applies, and return the symbols: what
     :meth:`seq2seq_lib.subwords.BPE.segment` returns for the same merges. The checker learns
-    merges from a small text and compares on every piece of it and on unseen words. A
-    solution that calls the library's BPE (:data:`SEGMENT_REFERENCES`) is refused.
+    merges from a small text and compares on every piece of it and on unseen words, and on
+    small cases where the order matters, one of them where replaying the merges in the order
+    they were learned gives another segmentation than merging by rank. A solution that calls
+    the library's BPE (:data:`SEGMENT_REFERENCES`) is refused.
     """
     refuse_reference(fn, SEGMENT_REFERENCES, exercise, "by merging the pair of lowest rank")
     by_hand = [  # (merges in rank order, pieces): where the order of the merges matters
         (BPE(("a", "b", "c"), (("b", "c"), ("a", "b"))), ["abc", "cabc", "ab"]),
         (BPE(("a",), (("a", "a"),)), ["aaa", "aaaa"]),  # the leftmost place first
         (BPE(("a", "b", "c"), (("a", "b"), ("ab", "c"), ("c", "ab"))), ["abcab", "cab"]),
+        # abc is made by two merges, and abc+d ranks below a+bc: replaying the merges in
+        # order gives abc d, merging by rank abcd (the chapter's solution shows both)
+        (BPE(("a", "b", "c", "d"),
+             (("b", "c"), ("a", "b"), ("ab", "c"), ("abc", "d"), ("a", "bc"))), ["abcd"]),
     ]
     counts = piece_counts([_TEXT])
     learned = learn_bpe(counts, vocab_size=40)
