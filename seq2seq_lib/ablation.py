@@ -39,7 +39,7 @@ from seq2seq_lib.beam import beam_bleu
 from seq2seq_lib.cache import Trained
 from seq2seq_lib.device import Run
 from seq2seq_lib.encoder_decoder import EncoderDecoder
-from seq2seq_lib.evaluation import Table, bleu, corpus_bleu, writes_lower_case
+from seq2seq_lib.evaluation import BleuResult, Table, bleu, corpus_bleu, writes_lower_case
 from seq2seq_lib.recipes.ch11 import CONTROLS, VARIANTS
 
 BEAM_SIZES = (1, 2, 5, 10)
@@ -168,12 +168,15 @@ def best_variant(rows: Sequence[VariantRow]) -> VariantRow:
 
 def beam_rows(model: EncoderDecoder, data: TranslationData, *,
               beam_sizes: Sequence[int] = BEAM_SIZES, alphas: Sequence[float] = ALPHAS,
-              device: Any = "cpu", lowercase: bool | None = None) -> list[BeamRow]:
+              device: Any = "cpu", lowercase: bool | None = None,
+              test_results: dict[int, BleuResult] | None = None) -> list[BeamRow]:
     """For each beam size, choose α on the validation sample, then score the test sample.
 
     ``k = 1`` is greedy search (α changes nothing there). The test sample is a fixed random
     set of :data:`BEAM_TEST_LIMIT` sources, the same for every ``k``. One search per ``k``
-    and split scores every α (:func:`~seq2seq_lib.beam.beam_bleu`).
+    and split scores every α (:func:`~seq2seq_lib.beam.beam_bleu`). ``test_results``, if
+    given, receives each ``k``'s test result (its translations and references), so that two
+    rows can be compared sentence by sentence without searching again.
     """
     rows = []
     for k in beam_sizes:
@@ -187,6 +190,8 @@ def beam_rows(model: EncoderDecoder, data: TranslationData, *,
                          device=device, lowercase=lowercase)[alpha]
         words = test.bleu.sys_len / len(test.hypotheses)
         rows.append(BeamRow(k, alpha, on_valid[alpha].score, test.score, words))
+        if test_results is not None:
+            test_results[k] = test
     return rows
 
 

@@ -101,8 +101,11 @@ def test_rows_of_an_untrained_model_are_measured_on_the_right_splits(tiny_transl
     row_ = ablation.variant_row("tiny", Trained(model, history, None, False), data)
     assert row_.pairs_seen == 2 * len(data.train) and row_.valid_loss == 3.5
     assert 0 <= row_.valid_bleu <= 100 and 0 <= row_.test_bleu <= 100
-    beams = ablation.beam_rows(model, data, beam_sizes=(1, 2), alphas=(0.0, 1.0))
+    kept = {}
+    beams = ablation.beam_rows(model, data, beam_sizes=(1, 2), alphas=(0.0, 1.0),
+                               test_results=kept)
     assert [b.k for b in beams] == [1, 2] and beams[0].alpha == 0.0
+    assert sorted(kept) == [1, 2] and all(kept[b.k].score == b.test_bleu for b in beams)
     assert all(b.words_per_sentence >= 0 for b in beams)
 
 
