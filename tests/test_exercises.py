@@ -181,6 +181,7 @@ def test_check_segment_accepts_the_rank_rule_and_rejects_others(capsys):
 
     with pytest.raises(AssertionError, match="expected"):
         check_segment(most_frequent_last)
+
     def replay_in_order(piece, ranks):  # the chapter's `segment`, not the rank rule
         symbols = list(piece)
         for left, right in sorted(ranks, key=ranks.get):
