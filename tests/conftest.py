@@ -64,3 +64,32 @@ def isolated_data_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("SEQ2SEQ_DATA", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
+
+
+# The browser checks of one page run one after another, so that the page loads once for them
+# (tests/test_book_render.py keeps the page it shows): first the check that needs a fresh
+# load (console messages), last the one that narrows the window to a phone's width.
+BROWSER_FIRST, BROWSER_LAST = "test_no_console_error_on_a_page", "test_a_phone_does_not_scroll"
+
+
+def _page(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("page") if callspec is not None else None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    at = [i for i, item in enumerate(items) if item.path.name == "test_book_render.py"]
+    browser = [items[i] for i in at]
+    pages = list(dict.fromkeys(page for page in map(_page, browser) if page is not None))
+
+    def key(pair: tuple[int, pytest.Item]) -> tuple[int, int, int]:
+        index, item = pair
+        page = _page(item)
+        if page is None:
+            return (-1, 0, index)  # the single-page checks first, in their order
+        name = item.originalname
+        place = 0 if name == BROWSER_FIRST else 2 if name.startswith(BROWSER_LAST) else 1
+        return (pages.index(page), place, index)
+
+    for i, (_, item) in zip(at, sorted(enumerate(browser), key=key), strict=True):
+        items[i] = item

@@ -27,6 +27,24 @@ def _pages() -> list[str]:
     return [f"{f}.html" for f in files]
 
 
+# The page the browser shows and its window width, kept so that the checks of one page (run
+# one after another, see tests/conftest.py) load it once. A check that changes the page or
+# needs a fresh load (console messages, a phone's width, a click) loads it anew.
+_shown: dict[str, tuple[str, int] | None] = {"page": None}
+
+
+def _load(driver, url: str, width: int = 1280, *, fresh: bool = False) -> None:
+    """Show ``url`` at ``width`` px, loaded and complete; reuse the page already shown
+    unless ``fresh``."""
+    if not fresh and _shown["page"] == (url, width):
+        return
+    _shown["page"] = None
+    driver.set_window_size(width, 900)
+    driver.get(url)
+    _wait(driver, "return document.readyState === 'complete'")
+    _shown["page"] = (url, width)
+
+
 @pytest.fixture(scope="module")
 def browser():
     if not (HTML / "index.html").exists():
@@ -53,8 +71,7 @@ def _typeset(driver) -> bool:
 @pytest.mark.parametrize("page", _pages())
 def test_page_loads_with_math_images_and_only_local_requests(browser, page):
     driver, base = browser
-    driver.get(f"{base}/{page}")
-    _wait(driver, "return document.readyState === 'complete'")
+    _load(driver, f"{base}/{page}")
     assert driver.title and "404" not in driver.title, f"{page}: did not load ({driver.title!r})"
     if _typeset(driver):
         untypeset = driver.execute_script(
@@ -81,8 +98,7 @@ def test_chapter_figures_load(browser, page):
     driver, base = browser
     expected = sorted(image.name for image, _ in figure_directives(ROOT / page.replace(".html", ".ipynb")))
     assert expected, f"{page}: the chapter shows no figure"
-    driver.get(f"{base}/{page}")
-    _wait(driver, "return document.readyState === 'complete'")
+    _load(driver, f"{base}/{page}")
     driver.execute_script(f"{FIGURE_IMAGES}.forEach(i => {{ i.loading = 'eager'; }})")
     _wait(driver, f"return {FIGURE_IMAGES}.every(i => i.complete)", what="the figures")
     found = driver.execute_script(
@@ -120,8 +136,7 @@ return [checked, boxes];
 
 def test_glossary_korean_terms_render_with_a_hangul_font(browser):
     driver, base = browser
-    driver.get(f"{base}/glossary.html")
-    _wait(driver, "return document.readyState === 'complete'")
+    _load(driver, f"{base}/glossary.html")
     checked, boxes = driver.execute_script(HANGUL_PROBE)
     assert len(checked) >= 10, f"expected the glossary's Korean terms, found {checked}"
     assert not boxes, (f"{len(boxes)} of {len(checked)} Korean terms render as missing-glyph boxes "
@@ -142,8 +157,7 @@ def test_chapter_buttons_open_the_notebook_edition(browser, page):
     name = page.removeprefix("chapters/").removesuffix(".html")
     expected = (f"https://colab.research.google.com/github/{repo}/blob/"
                 f"{config['repository']['branch']}/notebooks/{name}.ipynb")
-    driver.get(f"{base}/{page}")
-    _wait(driver, "return document.readyState === 'complete'")
+    _load(driver, f"{base}/{page}")
     hrefs = driver.execute_script("return [...document.querySelectorAll('a')].map(a => a.href)")
     assert expected in hrefs, f"{page}: no Colab launch link {expected}"
     assert not [h for h in hrefs if "colab.research.google.com" in h and h != expected]
@@ -156,8 +170,7 @@ def test_chapter_buttons_open_the_notebook_edition(browser, page):
 @pytest.mark.parametrize("page", [p for p in _pages() if p.startswith("chapters/")])
 def test_no_error_box_on_a_chapter_page(browser, page):
     driver, base = browser
-    driver.get(f"{base}/{page}")
-    _wait(driver, "return document.readyState === 'complete'")
+    _load(driver, f"{base}/{page}")
     boxes = driver.execute_script(
         "return [...document.querySelectorAll('.output.traceback, .output.error')]"
         ".map(e => e.innerText.slice(0, 80))")
@@ -167,8 +180,7 @@ def test_no_error_box_on_a_chapter_page(browser, page):
 def test_exercise_solutions_are_folded(browser):
     driver, base = browser
     chapters = [p for p in _pages() if p.startswith("chapters/")]
-    driver.get(f"{base}/{chapters[0]}")
-    _wait(driver, "return document.readyState === 'complete'")
+    _load(driver, f"{base}/{chapters[0]}")
     exercises = driver.execute_script("return document.querySelectorAll('.exercise').length")
     solutions = driver.execute_script(
         "return [...document.querySelectorAll('.solution')].map(s => s.classList.contains('dropdown'))")
@@ -176,10 +188,6 @@ def test_exercise_solutions_are_folded(browser):
     assert solutions and all(solutions), "every solution should be a folded dropdown"
 
 
-def _load(driver, url: str, width: int = 1280) -> None:
-    driver.set_window_size(width, 900)
-    driver.get(url)
-    _wait(driver, "return document.readyState === 'complete'")
 
 
 @pytest.mark.parametrize("page", _pages())
@@ -188,7 +196,7 @@ def test_no_console_error_on_a_page(browser, page):
     twice; the theme complained of an empty colour mode)."""
     driver, base = browser
     driver.get_log("browser")  # drop what earlier pages logged
-    _load(driver, f"{base}/{page}")
+    _load(driver, f"{base}/{page}", fresh=True)
     errors = [e["message"][:160] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
     assert errors == [], f"{page}: console errors {errors}"
 
@@ -198,11 +206,12 @@ def test_a_phone_does_not_scroll_the_page_sideways(browser, page):
     """At 390 px nothing widens the page itself (wide outputs scroll inside their own box)."""
     driver, base = browser
     try:
-        _load(driver, f"{base}/{page}", width=390)
+        _load(driver, f"{base}/{page}", width=390, fresh=True)
         wide, width = driver.execute_script(
             "return [document.scrollingElement.scrollWidth, "
             "document.documentElement.clientWidth]")
     finally:
+        _shown["page"] = None  # laid out for a phone: the next check loads anew
         driver.set_window_size(1280, 900)
     assert wide <= width, f"{page}: the page is {wide} px wide in a {width} px window"
 
@@ -307,7 +316,8 @@ def test_plots_have_alt_text_that_describes_them(browser, page):
 def test_a_click_enlarges_a_figure_and_escape_closes_it(browser):
     """Figures and plots open enlarged over the page (_static/enlarge.js)."""
     driver, base = browser
-    _load(driver, f"{base}/chapters/08_attention.html")
+    _load(driver, f"{base}/chapters/08_attention.html", fresh=True)
+    _shown["page"] = None  # clicked and scrolled: the next check loads anew
     from selenium.webdriver.common.keys import Keys
 
     images = [img for img in driver.find_elements("css selector", ".bd-article img.enlargeable")

@@ -16,7 +16,12 @@ top to bottom in a real kernel, as "Run all" does:
   of chapters 7–11 to a few sentences (``run.smoke``, :mod:`seq2seq_lib.device`), so that the
   full profile's code runs end to end on the CPU in minutes. Outputs are not compared (the
   smoke run's numbers mean nothing; nbval compares the quick profile's); a cell that raises
-  fails the test.
+  fails the test;
+* with the CPU's native kernels (``SEQ2SEQ_NUMERICS=native``, one thread per process, as the
+  pinned mode has): the smoke run checks the code path, not the digits, and the pinned
+  kernels of :mod:`seq2seq_lib.numerics` cost it about half again as much time (a 4-update
+  smoke training of chapter 7's full-profile LSTM: 16 s pinned, 11 s native). nbval runs
+  every chapter with the pinned kernels.
 
 The chapters run in course order in one environment and share its model cache, so later
 chapters load the smoke models of earlier ones as they would the real ones.
@@ -43,6 +48,7 @@ from helpers import ROOT, shared_data_folder
 from nbclient import NotebookClient
 
 from scripts.nbtools import COLAB_TAG, TOGGLE_TAG, chapter_paths, load_config
+from seq2seq_lib import numerics
 from seq2seq_lib.corpus import CORPUS_FILE
 
 EDITION = ROOT / "notebooks"
@@ -98,9 +104,10 @@ class Colab:
         self.content.mkdir()
         self.env = {k: v for k, v in os.environ.items()
                     if k not in ("PYTHONPATH", "SEQ2SEQ_DATA", "SEQ2SEQ_CACHE", "VIRTUAL_ENV",
-                                 "SEQ2SEQ_DEVICE", "SEQ2SEQ_PROFILE")}
+                                 "SEQ2SEQ_DEVICE", "SEQ2SEQ_PROFILE", *numerics.ENVIRONMENT)}
         self.env.update(HOME=str(root / "home"), PYTHONPATH=str(root / "stand-ins"),
-                        SEQ2SEQ_PROFILE="full", SEQ2SEQ_SMOKE="1", SEQ2SEQ_DEVICE="cpu")
+                        SEQ2SEQ_PROFILE="full", SEQ2SEQ_SMOKE="1", SEQ2SEQ_DEVICE="cpu",
+                        SEQ2SEQ_NUMERICS="native", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
     def prepare(self, nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
         """The notebook as the simulated runtime runs it: ``google.colab`` imported first, the
@@ -167,6 +174,7 @@ def test_run_all_on_colab_under_the_full_profile(path: Path, colab: Colab,
     nb = colab.run(path, monkeypatch)
     shown = _text(_cell(nb, TOGGLE_TAG))
     assert "profile=full" in shown and "smoke run" in shown, shown  # the kernel ran it so
+    assert "numerics=native" in shown, shown
     library = _text(nb.cells[-1])
     assert f"library: {colab.purelib}" in library, library  # installed, not this checkout
     assert not list(colab.content.iterdir()), "a chapter wrote into the working directory"
