@@ -169,14 +169,17 @@ def best_variant(rows: Sequence[VariantRow]) -> VariantRow:
 def beam_rows(model: EncoderDecoder, data: TranslationData, *,
               beam_sizes: Sequence[int] = BEAM_SIZES, alphas: Sequence[float] = ALPHAS,
               device: Any = "cpu", lowercase: bool | None = None,
-              test_results: dict[int, BleuResult] | None = None) -> list[BeamRow]:
+              test_results: dict[tuple[int, float], BleuResult] | None = None,
+              ) -> list[BeamRow]:
     """For each beam size, choose α on the validation sample, then score the test sample.
 
     ``k = 1`` is greedy search (α changes nothing there). The test sample is a fixed random
     set of :data:`BEAM_TEST_LIMIT` sources, the same for every ``k``. One search per ``k``
     and split scores every α (:func:`~seq2seq_lib.beam.beam_bleu`). ``test_results``, if
-    given, receives each ``k``'s test result (its translations and references), so that two
-    rows can be compared sentence by sentence without searching again.
+    given, receives the test result (translations and references) of every ``(k, α)`` tried,
+    all from the same searches: two settings can then be compared sentence by sentence, or
+    what choosing on the test split would pick can be seen, without searching again. The
+    rows still choose α on the validation sample only.
     """
     rows = []
     for k in beam_sizes:
@@ -185,13 +188,15 @@ def beam_rows(model: EncoderDecoder, data: TranslationData, *,
                              alphas=tried, limit=VALID_LIMIT, seed=SAMPLE_SEED, device=device,
                              lowercase=lowercase)
         alpha = max(tried, key=lambda a: on_valid[a].score)  # the first one on a tie
-        test = beam_bleu(model, data.test, data.src_vocab, data.tgt_vocab, beam_size=k,
-                         alphas=(alpha,), limit=BEAM_TEST_LIMIT, seed=SAMPLE_SEED,
-                         device=device, lowercase=lowercase)[alpha]
+        on_test = beam_bleu(model, data.test, data.src_vocab, data.tgt_vocab, beam_size=k,
+                            alphas=tried if test_results is not None else (alpha,),
+                            limit=BEAM_TEST_LIMIT, seed=SAMPLE_SEED, device=device,
+                            lowercase=lowercase)
+        test = on_test[alpha]
         words = test.bleu.sys_len / len(test.hypotheses)
         rows.append(BeamRow(k, alpha, on_valid[alpha].score, test.score, words))
         if test_results is not None:
-            test_results[k] = test
+            test_results.update({(k, a): result for a, result in on_test.items()})
     return rows
 
 

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from seq2seq_lib import ablation
+from seq2seq_lib.beam import beam_bleu
 from seq2seq_lib.device import Run
 from seq2seq_lib.recipes import ch11
 
@@ -105,7 +106,13 @@ def test_rows_of_an_untrained_model_are_measured_on_the_right_splits(tiny_transl
     beams = ablation.beam_rows(model, data, beam_sizes=(1, 2), alphas=(0.0, 1.0),
                                test_results=kept)
     assert [b.k for b in beams] == [1, 2] and beams[0].alpha == 0.0
-    assert sorted(kept) == [1, 2] and all(kept[b.k].score == b.test_bleu for b in beams)
+    assert sorted(kept) == [(1, 0.0), (2, 0.0), (2, 1.0)]
+    assert all(kept[b.k, b.alpha].score == b.test_bleu for b in beams)
+    for (k, alpha), result in kept.items():  # each is the search of that (k, alpha)
+        alone = beam_bleu(model, data.test, data.src_vocab, data.tgt_vocab, beam_size=k,
+                          alphas=(alpha,), limit=ablation.BEAM_TEST_LIMIT,
+                          seed=ablation.SAMPLE_SEED)[alpha]
+        assert result.hypotheses == alone.hypotheses and result.score == alone.score
     assert all(b.words_per_sentence >= 0 for b in beams)
 
 
