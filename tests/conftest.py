@@ -65,7 +65,6 @@ def isolated_data_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
 
 
-
 # The browser checks of one page run one after another, so that the page loads once for them
 # (tests/test_book_render.py keeps the page it shows): first the check that needs a fresh
 # load (console messages), last the one that narrows the window to a phone's width.

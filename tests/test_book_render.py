@@ -188,8 +188,6 @@ def test_exercise_solutions_are_folded(browser):
     assert solutions and all(solutions), "every solution should be a folded dropdown"
 
 
-
-
 @pytest.mark.parametrize("page", _pages())
 def test_no_console_error_on_a_page(browser, page):
     """No script on the page fails (sphinx-thebe's config script once declared its constant
