@@ -11,8 +11,8 @@ instead this script measures, for each model,
 
 * the seconds per training update: the library's own training loop over the real data and
   length-bucketed batches, timed for ``WARMUP`` and for ``WARMUP + UPDATES`` updates
-  (``--warmup``, ``--updates``), the difference divided by ``UPDATES`` (so set-up and warm-up cancel out),
-  median of ``--rounds``;
+  (``--warmup``, ``--updates``), the difference divided by ``UPDATES`` (so set-up and
+  warm-up cancel out), median of ``--rounds``;
 * one validation pass (the teacher-forced loss on the recipe's validation sample);
 * decoding: greedy translations of ``--sentences`` (1,000) validation sources, and beam
   search (k = 5, standing in for every k > 1) of a fifth as many, BLEU scoring included;
@@ -189,9 +189,9 @@ def estimate_minutes(measured: dict[str, dict], counts: Counts | None,
         per_sentence = {"greedy": "s_per_greedy_sentence", "beam": "s_per_beam_sentence"}
         translating = sum(n * measured[model][per_sentence[kind]]
                           for model, kind, n in chapter_11_work(counts))
+        training = sum(training_seconds(measured[label]) for label in rest)
         seconds["11 (six more translators, five of them word-level, the subword data, "
-                "every evaluation)"] = (sum(training_seconds(measured[label]) for label in rest)
-                                        + subword_data_seconds + translating)
+                "every evaluation)"] = training + subword_data_seconds + translating
     return {name: s / 60 for name, s in seconds.items()}
 
 
@@ -256,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(json.dumps({
         "about": __doc__.splitlines()[0],
         "machine": earlier.get("machine") or describe_machine(),
-        "warmup": earlier.get("warmup", args.warmup), "updates": earlier.get("updates", args.updates),
+        "warmup": earlier.get("warmup", args.warmup),
+        "updates": earlier.get("updates", args.updates),
         "rounds": earlier.get("rounds", args.rounds),
         "subword_data_seconds": round(sub_seconds, 1), "counts": dataclasses.asdict(counts),
         "measured": measured, "estimated_minutes": {k: round(v, 1)
