@@ -5,8 +5,10 @@
     python scripts/time_chapters.py --profile quick --device cpu --timeout 900
     python scripts/time_chapters.py --profile full --device cuda --smoke   # code paths only
 
-This is how the full profile's times in the README were measured: on a GPU machine, where
-Jupyter need not be installed. Each chapter runs in a fresh Python process (working directory
+This is how the full profile's times in testing.md were measured: on a GPU machine, where
+Jupyter need not be installed; IPython must be (chapter 11 imports ``IPython.display``, as
+its tables are shown with ``display``; a GPU machine without it can install the ``ipython``
+wheel and its dependencies). Each chapter runs in a fresh Python process (working directory
 ``chapters/``, ``SEQ2SEQ_PROFILE`` and ``SEQ2SEQ_DEVICE`` set, matplotlib drawing off-screen)
 that executes the notebook's code cells in order in one namespace, as a kernel would. Any
 exception stops the chapter (an unsolved exercise prints that it is not solved; it does not raise).
@@ -24,6 +26,7 @@ status, total seconds and every code cell's seconds, with the machine and versio
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -93,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.one is not None:
         return run_one(args.one)
 
+    if importlib.util.find_spec("IPython") is None:
+        parser.error("IPython is not installed: chapter 11 imports IPython.display (pip install ipython)")
     chapters = args.chapters or sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
     smoke = "-smoke" if args.smoke else ""
     out = args.out or ROOT / "results" / f"chapter-times-{args.profile}-{args.device}{smoke}.json"
