@@ -54,7 +54,7 @@ def test_recipe_profiles_and_variants(tiny_translation_data):
     assert train.teacher_forcing == Schedule("inverse_sigmoid", k=1000 / 6)
     full_plan = ch08.translator_plan(FULL, data)
     full, full_train = full_plan.model, full_plan.train
-    assert (full.num_layers, full.hidden_size, full_train.steps) == (2, 512, None)
+    assert (full.num_layers, full.hidden_size, full_train.steps) == (2, 512, 2200)
     assert ch08.translator_plan(QUICK, data).train.teacher_forcing == 1.0
     with pytest.raises(ValueError, match="teacher_forcing"):
         ch08.translator_plan(QUICK, data, teacher_forcing="sometimes")

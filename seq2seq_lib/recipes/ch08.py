@@ -49,7 +49,10 @@ def translator_plan(run: Run, data: TranslationData, *, teacher_forcing: str = "
 
     ``quick``: a 1-layer GRU encoder–decoder, 128 units, 1,000 updates of 128 sentence pairs
     (about 1.1 epochs; a few CPU minutes). ``full``: 2 layers of 512 units, dropout 0.2,
-    3 epochs (about a minute on one H100 GPU; 2.5 for the two slow decoders). Both:
+    2,200 updates (2.5 epochs of the whole corpus; about 50 s on one H100 GPU, 2 minutes for
+    the two slow decoders, Bahdanau's and scheduled sampling; sized with
+    ``benchmarks/bench_full_profile.py`` so that the book's ``full`` profile takes about
+    25 minutes there). Both:
     validation loss on a fixed random sample of 2,000 validation pairs
     (:func:`~seq2seq_lib.batches.sample_pairs`) every 250 updates.
 
@@ -77,7 +80,7 @@ def translator_plan(run: Run, data: TranslationData, *, teacher_forcing: str = "
     train = TrainConfig(
         lr=run.pick(quick=5e-3, full=1e-3) if lr is None else lr, batch_size=128,
         epochs=run.pick(quick=2, full=3),
-        steps=run.pick(quick=1000, full=None), log_every=25, valid_every=250, valid_pairs=2000,
+        steps=run.pick(quick=1000, full=2200), log_every=25, valid_every=250, valid_pairs=2000,
         valid_batch_size=256, seed=seed,
     )
     if teacher_forcing == "scheduled":
