@@ -49,10 +49,11 @@ def translator_plan(run: Run, data: TranslationData, *, teacher_forcing: str = "
 
     ``quick``: a 1-layer GRU encoder–decoder, 128 units, 1,000 updates of 128 sentence pairs
     (about 1.1 epochs; a few CPU minutes). ``full``: 2 layers of 512 units, dropout 0.2,
-    2,200 updates (2.5 epochs of the whole corpus; about 50 s on one H100 GPU, 2 minutes for
-    the two slow decoders, Bahdanau's and scheduled sampling; sized with
-    ``benchmarks/bench_full_profile.py`` so that the book's ``full`` profile takes about
-    25 minutes there). Both:
+    2,200 updates (2.5 epochs of the training split; on one H100 GPU 41–51 s of updates,
+    1.7–1.9 minutes for the slower Bahdanau decoder, scheduled sampling and the subword
+    translator; sized with ``benchmarks/bench_full_profile.py`` so that the book's ``full``
+    profile takes about 25 minutes there). In both profiles ``steps`` ends the run;
+    ``epochs`` is only an upper bound. Both:
     validation loss on a fixed random sample of 2,000 validation pairs
     (:func:`~seq2seq_lib.batches.sample_pairs`) every 250 updates.
 
