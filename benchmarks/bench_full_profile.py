@@ -48,7 +48,7 @@ import seq2seq_lib  # noqa: E402,F401  (before torch: importing it pins the CPU 
 from seq2seq_lib import ablation  # noqa: E402
 from seq2seq_lib.batches import TranslationDataset, sample_pairs  # noqa: E402
 from seq2seq_lib.beam import beam_search  # noqa: E402
-from seq2seq_lib.buckets import bucket_batches, bucket_loader  # noqa: E402
+from seq2seq_lib.buckets import bucket_loader  # noqa: E402
 from seq2seq_lib.device import Run, describe_machine, setup  # noqa: E402
 from seq2seq_lib.evaluation import bleu  # noqa: E402
 from seq2seq_lib.recipes import build_model, ch07, ch08, ch11  # noqa: E402
@@ -74,11 +74,6 @@ def timed(fn, run: Run) -> float:
     fn()
     run.synchronize()
     return time.perf_counter() - start
-
-
-def planned_updates(config: TrainConfig, train_set: TranslationDataset) -> int:
-    """The updates a recipe's run plans: ``steps``, or its epochs of length-bucketed batches."""
-    return config.steps or config.epochs * bucket_batches(len(train_set), config.batch_size)
 
 
 def measure(name: str, build, train_config: TrainConfig, data, train_set, run: Run,
@@ -108,7 +103,7 @@ def measure(name: str, build, train_config: TrainConfig, data, train_set, run: R
     beam = timed(lambda: bleu(model, data.valid, data.src_vocab, data.tgt_vocab,
                               search=partial(beam_search, beam_size=BEAM_K, alpha=0.6),
                               limit=sentences // 5, seed=1, device=device), run)
-    planned = planned_updates(train_config, train_set)
+    planned = ch08.planned_updates(train_config, len(train_set))
     result = {"planned_updates": planned, "valid_every": train_config.valid_every,
               "s_per_update": per_update, "s_per_valid_pass": per_valid,
               "s_per_greedy_sentence": greedy / sentences,
@@ -238,8 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         for label, m in measured.items():
             if label in plans:
                 splits = sub_data if label == SUBWORDS else data
-                m["planned_updates"] = planned_updates(plans[label].train,
-                                                       splits.dataset("train"))
+                m["planned_updates"] = ch08.planned_updates(plans[label].train,
+                                                            len(splits.dataset("train")))
     else:
         measured = {}
         for label, plan in plans.items():

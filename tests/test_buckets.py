@@ -12,6 +12,7 @@ from seq2seq_lib.batches import TranslationDataset, make_loader
 from seq2seq_lib.buckets import BucketBatchSampler, bucket_batches, bucket_loader
 from seq2seq_lib.device import Run
 from seq2seq_lib.recipes import ch08
+from seq2seq_lib.training import TrainConfig
 from seq2seq_lib.vocab import Vocab
 
 
@@ -54,17 +55,27 @@ def test_bucket_batches_counts_the_batches_of_an_epoch(batch_size, pool):
     assert bucket_batches(301, 6) == len(bucket_loader(dataset, 6)) == 51  # default pool 50
 
 
-def test_the_scheduled_translator_plans_its_epochs_batches(tiny_translation_data):
-    """With no ``steps`` (the full profile), the scheduled-sampling translator's schedule
-    spans its epochs of length-bucketed batches."""
+def test_the_scheduled_translator_plans_the_updates_the_run_makes(tiny_translation_data):
+    """The scheduled-sampling translator's schedule spans the updates its run will make:
+    ``steps``, or its epochs of length-bucketed batches where those end first."""
     data = dataclasses.replace(tiny_translation_data, train=tiny_translation_data.train * 70)
     full = Run(torch.device("cpu"), "full", 0)
     train = ch08.translator_plan(full, data, teacher_forcing="scheduled").train
-    planned = train.epochs * bucket_batches(len(data.train), train.batch_size)
-    assert train.steps is None and len(data.train) > 50 * train.batch_size  # past one pool
-    assert planned == train.epochs * len(bucket_loader(data.dataset("train"), train.batch_size))
-    assert train.teacher_forcing == ch08.scheduled_translator(planned)
-    assert train.teacher_forcing.k == planned / 6 > 1  # (not the floor of k)
+    epochs_batches = train.epochs * len(bucket_loader(data.dataset("train"), train.batch_size))
+    assert len(data.train) > 50 * train.batch_size  # past one pool
+    assert epochs_batches < train.steps  # this small corpus runs out of epochs first
+    assert ch08.planned_updates(train, len(data.train)) == epochs_batches
+    assert train.teacher_forcing == ch08.scheduled_translator(epochs_batches)
+    assert train.teacher_forcing.k == epochs_batches / 6 > 1  # (not the floor of k)
+
+
+def test_planned_updates_are_steps_or_the_epochs_batches_whichever_come_first():
+    per_epoch = bucket_batches(100_000, 128)  # batches of one epoch of 100,000 pairs
+    assert per_epoch >= 100_000 // 128
+    for steps, epochs, planned in [(None, 3, 3 * per_epoch), (1000, 2, 1000),
+                                   (5000, 2, 2 * per_epoch)]:
+        config = TrainConfig(batch_size=128, epochs=epochs, steps=steps)
+        assert ch08.planned_updates(config, 100_000) == planned
 
 
 def test_less_padding_than_random_batches():

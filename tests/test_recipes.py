@@ -10,11 +10,11 @@ import torch
 
 from seq2seq_lib import ablation
 from seq2seq_lib.attention_seq2seq import TranslatorModel
+from seq2seq_lib.buckets import bucket_batches
 from seq2seq_lib.device import Run
 from seq2seq_lib.recipes import Plan, build_model, ch08
 from seq2seq_lib.recipes.ch07 import seq2seq_plan
 from seq2seq_lib.recipes.ch11 import VARIANTS
-from seq2seq_lib.training import Schedule
 from seq2seq_lib.translator import export_translator, load_translator
 
 QUICK = Run(torch.device("cpu"), "quick", 0)
@@ -51,7 +51,8 @@ def test_recipe_profiles_and_variants(tiny_translation_data):
     model, train = plan.model, plan.train
     assert model.reverse_source and model.score == "dot"
     assert model.src_vocab_size == len(data.src_vocab)
-    assert train.teacher_forcing == Schedule("inverse_sigmoid", k=1000 / 6)
+    planned = min(1000, 2 * bucket_batches(len(data.train), 128))  # this tiny corpus: epochs
+    assert train.teacher_forcing == ch08.scheduled_translator(planned)
     full_plan = ch08.translator_plan(FULL, data)
     full, full_train = full_plan.model, full_plan.train
     assert (full.num_layers, full.hidden_size, full_train.steps) == (2, 512, 2200)

@@ -36,6 +36,13 @@ from seq2seq_lib.training import Schedule, TrainConfig
 TEACHER_FORCING = ("always", "scheduled")
 
 
+def planned_updates(config: TrainConfig, pairs: int) -> int:
+    """The updates a run of ``config`` makes on ``pairs`` training pairs: its ``epochs`` of
+    length-bucketed batches, or ``steps`` if that comes first."""
+    updates = config.epochs * bucket_batches(pairs, config.batch_size)
+    return updates if config.steps is None else min(config.steps, updates)
+
+
 def scheduled_translator(planned_updates: int) -> Schedule:
     """The ``"scheduled"`` teacher-forcing ratio: Bengio et al.'s inverse sigmoid with
     :math:`k` = ``planned_updates`` / 6, so :math:`\\epsilon` falls from about 1 to about
@@ -52,8 +59,8 @@ def translator_plan(run: Run, data: TranslationData, *, teacher_forcing: str = "
     2,200 updates (2.5 epochs of the training split; on one H100 GPU 41–51 s of updates,
     1.7–1.9 minutes for the slower Bahdanau decoder, scheduled sampling and the subword
     translator; sized with ``benchmarks/bench_full_profile.py`` so that the book's ``full``
-    profile takes about 25 minutes there). In both profiles ``steps`` ends the run;
-    ``epochs`` is only an upper bound. Both:
+    profile takes about 25 minutes there). ``steps`` or ``epochs``, whichever comes first,
+    ends a run (on the course's corpus, ``steps`` in both profiles). Both:
     validation loss on a fixed random sample of 2,000 validation pairs
     (:func:`~seq2seq_lib.batches.sample_pairs`) every 250 updates.
 
@@ -62,7 +69,7 @@ def translator_plan(run: Run, data: TranslationData, *, teacher_forcing: str = "
             from chapter 8's translator (a Luong decoder with the general score), e.g.
             ``style="bahdanau"``.
         teacher_forcing: ``"always"``, or ``"scheduled"`` (:func:`scheduled_translator` over
-            the planned updates: the budget's, or its epochs' batches).
+            the :func:`planned_updates`).
         seed: seeds the initial weights (``torch.manual_seed`` before the model is built)
             and the training run (``TrainConfig.seed``: the order of the batches, coins of
             scheduled sampling); the chapters use 0, other seeds measure how much a result
@@ -85,7 +92,7 @@ def translator_plan(run: Run, data: TranslationData, *, teacher_forcing: str = "
         valid_batch_size=256, seed=seed,
     )
     if teacher_forcing == "scheduled":
-        planned = train.steps or train.epochs * bucket_batches(len(data.train), train.batch_size)
+        planned = planned_updates(train, len(data.train))
         train = dataclasses.replace(train, teacher_forcing=scheduled_translator(planned))
     name = f"translator-{model.style}-{model.score or 'plain'}"
     name += "-reversed" * model.reverse_source
