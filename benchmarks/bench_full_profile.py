@@ -233,8 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         for label, m in measured.items():
             if label in plans:
                 splits = sub_data if label == SUBWORDS else data
-                m["planned_updates"] = ch08.planned_updates(plans[label].train,
-                                                            len(splits.dataset("train")))
+                m["planned_updates"] = ch08.planned_updates(plans[label].train, len(splits.train))
     else:
         measured = {}
         for label, plan in plans.items():
