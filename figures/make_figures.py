@@ -223,6 +223,7 @@ def bptt_paths() -> Card:
         x_in = card.box(c.x + 0.62 * side, b.y, rf"$\vec x_{t}$", w=0.4, circle=True, color=MUTED)
         card.arrow(x_in, b)
         card.text(nodes[f"a_{t}"].x - step / 2, y + 0.16, "$U$", size=SMALL, color=MUTED)
+        card.text(c.x + step / 2, y + 0.16, "tanh", size=SMALL, color=MUTED)
     colors = {1: "#a6cee3", 2: "#fdbf6f", 3: "#9bdcc4"}
     for t, width in ((1, 22), (2, 15), (3, 8)):
         back = ["L", "h_3", "c_3"]
@@ -312,8 +313,9 @@ def gru_cell() -> Card:
     card.text(4.5, 2.95, r"$\mathbf{R}_t\odot\mathbf{H}_{t-1}$", size=SMALL + 1)
     for node, name in ((r_gate, "reset gate"), (z_gate, "update gate"), (cand, "candidate")):
         card.text(node.x + 0.07, node.y - 0.38, name, size=SMALL - 0.5, color=MUTED, ha="left")
-    card.text(3.6, 4.08, r"kept when $\mathbf{Z}_t\to 1$:   $\mathbf{H}_t=\mathbf{Z}_t\odot"
-              r"\mathbf{H}_{t-1}+(1-\mathbf{Z}_t)\odot\tilde{\mathbf{H}}_t$", size=SMALL + 1)
+    card.text(3.9, 3.9, r"copy path, kept when $\mathbf{Z}_t\to 1$", size=SMALL, color=KEEP)
+    card.text(3.9, 4.2, r"$\mathbf{H}_t=\mathbf{Z}_t\odot\mathbf{H}_{t-1}"
+              r"+(1-\mathbf{Z}_t)\odot\tilde{\mathbf{H}}_t$", size=SMALL + 1)
     return card
 
 
