@@ -223,7 +223,7 @@ def bptt_paths() -> Card:
         x_in = card.box(c.x + 0.62 * side, b.y, rf"$\vec x_{t}$", w=0.4, circle=True, color=MUTED)
         card.arrow(x_in, b)
         card.text(nodes[f"a_{t}"].x - step / 2, y + 0.16, "$U$", size=SMALL, color=MUTED)
-        card.text(c.x + step / 2, y + 0.16, "tanh", size=SMALL, color=MUTED)
+        card.text(c.x + step / 2, y + 0.33, "tanh", size=SMALL, color=MUTED)
     colors = {1: "#a6cee3", 2: "#fdbf6f", 3: "#9bdcc4"}
     for t, width in ((1, 22), (2, 15), (3, 8)):
         back = ["L", "h_3", "c_3"]
